@@ -1,0 +1,140 @@
+"""Encode speed: lase vs Python sentence-transformers, same model, sentences, threads.
+
+4,000 real English sentences (FLORES-200 devtest eng, TICO-19 test English, then
+Tatoeba training English to fill), all-MiniLM-L6-v2, 2 CPU threads. Each engine runs in
+its own child process (so each peak RSS is its own), timed around encoding only (model
+load excluded), best of --repeats runs. Prints sentences/s, the ratio lase / ST, peak RSS,
+and the worst cosine between lase's and ST's vectors.
+
+    .venv/bin/python bench/embed_speed.py            # after scripts/setup.sh + cargo build --release
+"""
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+
+
+def sentences(n):
+    out = (DATA / "flores200-devtest/devtest/eng_Latn.devtest").read_text(encoding="utf-8").splitlines()
+    with gzip.open(DATA / "tico19-test/en-fr/tico19-test.en.gz", "rt", encoding="utf-8") as f:
+        out += f.read().splitlines()
+    with gzip.open(DATA / "tatoeba-challenge-eng-train/deu-eng/tatoeba-test-v2021-08-07.eng.gz", "rt", encoding="utf-8") as f:
+        out += f.read().splitlines()
+    out = [s for s in out if s.strip()]
+    return out[:n]
+
+
+ST_CHILD = r"""
+import json, sys, time, numpy as np, torch
+from sentence_transformers import SentenceTransformer
+torch.set_num_threads(int(sys.argv[4]))
+model = SentenceTransformer(sys.argv[1], device="cpu")
+sents = open(sys.argv[2], encoding="utf-8").read().split("\n")[:-1]
+model.encode(sents[:64], batch_size=int(sys.argv[3]))  # warm-up
+t = time.perf_counter()
+v = model.encode(sents, batch_size=int(sys.argv[3]), convert_to_numpy=True)
+dt = time.perf_counter() - t
+np.save(sys.argv[5], v.astype(np.float32))
+print(json.dumps({"seconds": dt, "torch": torch.__version__}))
+"""
+
+
+def run_child(cmd, env=None):
+    """Runs a child, returns (stdout, peak RSS in MiB) using wait4's rusage."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    out, err = p.communicate()
+    # communicate() reaped the child; rusage is taken from RUSAGE_CHILDREN deltas instead.
+    if p.returncode != 0:
+        sys.exit(f"{cmd[0]} failed:\n{err}")
+    return out, err
+
+
+def peak_rss_mib(cmd, env=None):
+    pid = os.fork()
+    if pid == 0:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        try:
+            os.execvpe(cmd[0], cmd, env or os.environ)
+        finally:
+            os._exit(127)
+    _, status, usage = os.wait4(pid, 0)
+    if status != 0:
+        sys.exit(f"{' '.join(cmd)} exited with {status}")
+    return usage.ru_maxrss / 1024
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default=str(ROOT / "models/all-MiniLM-L6-v2"))
+    ap.add_argument("--n", type=int, default=4000)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--lase", default=str(ROOT / "target/release/lase"))
+    args = ap.parse_args()
+
+    sents = sentences(args.n)
+    tmp = Path(tempfile.mkdtemp(prefix="lase-bench-"))
+    text = tmp / "sentences.txt"
+    text.write_text("\n".join(sents) + "\n", encoding="utf-8")
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), HF_HUB_OFFLINE="1")
+
+    results = []
+
+    def st(batch):
+        best, info = None, None
+        for _ in range(args.repeats):
+            out, _ = run_child([sys.executable, "-c", ST_CHILD, args.model, str(text), str(batch), str(args.threads), str(tmp / "st.npy")], env)
+            info = json.loads(out.strip().splitlines()[-1])
+            best = info["seconds"] if best is None else min(best, info["seconds"])
+        rss = peak_rss_mib([sys.executable, "-c", ST_CHILD, args.model, str(text), str(batch), str(args.threads), str(tmp / "st.npy")], env)
+        results.append({"engine": f"sentence-transformers (torch {info['torch']})", "batch": batch, "precision": "f32",
+                        "sent_per_s": len(sents) / best, "peak_rss_mib": rss})
+
+    def lase(batch, precision):
+        cmd = [args.lase, "--device", "cpu", "--threads", str(args.threads), "embed", "--quiet", "--model", args.model,
+               "--input", str(text), "--output", str(tmp / f"lase-{precision}.npy"), "--batch-size", str(batch),
+               "--precision", precision]
+        best = None
+        for _ in range(args.repeats):
+            out, _ = run_child(cmd, env)
+            # "wrote N x d float32 to ... (N sentences, T tokens, S s, R sentences/s, ...)"
+            secs = float(out.split(" tokens, ")[1].split(" s,")[0])
+            tokens = int(out.split(" sentences, ")[1].split(" tokens")[0])
+            best = secs if best is None else min(best, secs)
+        rss = peak_rss_mib(cmd, env)
+        results.append({"engine": "lase", "batch": batch, "precision": precision,
+                        "sent_per_s": len(sents) / best, "peak_rss_mib": rss, "tokens": tokens})
+
+    for b in (32, 128):
+        st(b)
+    for b in (32, 64, 128):
+        lase(b, "f32")
+    for b in (64,):
+        lase(b, "bf16")
+
+    st_best = max(r["sent_per_s"] for r in results if r["engine"] != "lase")
+    ref = np.load(tmp / "st.npy")
+    tokens = next(r["tokens"] for r in results if "tokens" in r)
+    print(f"{len(sents)} sentences, {tokens / len(sents):.1f} tokens/sentence, {args.threads} threads, best of {args.repeats}")
+    print(f"{'engine':45} {'batch':>5} {'prec':>5} {'sent/s':>8} {'vs best ST':>10} {'peak RSS MiB':>12}")
+    for r in results:
+        print(f"{r['engine']:45} {r['batch']:>5} {r['precision']:>5} {r['sent_per_s']:>8.1f} {r['sent_per_s'] / st_best:>9.2f}x {r['peak_rss_mib']:>12.0f}")
+    for precision in ("f32", "bf16"):
+        v = np.load(tmp / f"lase-{precision}.npy")
+        cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
+        print(f"lase {precision} vs sentence-transformers: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+//! Embedding a text file into a `.npy` matrix, streaming: the file is read in chunks,
+//! each chunk is length-sorted into batches, and rows are written in input order, so
+//! memory is bounded by the chunk, not the corpus. Line i of the input is row i of the
+//! output (empty lines included).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::error::Result;
+use crate::io::npy::NpyWriter;
+use crate::io::text::LineReader;
+use crate::model::SentenceEncoder;
+
+/// How to embed a file.
+#[derive(Clone, Debug)]
+pub struct EmbedFileOptions {
+    /// Sentences per forward pass.
+    pub batch_size: usize,
+    /// Sentences read and length-sorted together (bounds memory).
+    pub chunk_size: usize,
+    /// Draw a progress bar on stderr.
+    pub progress: bool,
+}
+
+impl Default for EmbedFileOptions {
+    fn default() -> Self {
+        Self {
+            batch_size: 64,
+            chunk_size: 8192,
+            progress: true,
+        }
+    }
+}
+
+/// What [`embed_file`] wrote.
+#[derive(Clone, Debug)]
+pub struct EmbedSummary {
+    pub output: PathBuf,
+    pub rows: usize,
+    pub dim: usize,
+    pub tokens: usize,
+    pub seconds: f64,
+}
+
+impl EmbedSummary {
+    pub fn sentences_per_second(&self) -> f64 {
+        self.rows as f64 / self.seconds.max(1e-9)
+    }
+}
+
+/// Embeds every line of `input` (plain or gzip text) into `output` (float32 `.npy`).
+pub fn embed_file(
+    encoder: &SentenceEncoder,
+    input: &Path,
+    output: &Path,
+    options: &EmbedFileOptions,
+) -> Result<EmbedSummary> {
+    let start = Instant::now();
+    let mut reader = LineReader::open(input)?;
+    let dim = encoder.dim();
+    let mut writer = NpyWriter::create(output, dim)?;
+    let bar = if options.progress {
+        ProgressBar::with_draw_target(Some(reader.progress().1), ProgressDrawTarget::stderr())
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} embedding [{elapsed_precise}] [{wide_bar}] {bytes}/{total_bytes} {msg} (ETA {eta})",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let mut tokens_seen = 0usize;
+    loop {
+        let lines = reader.next_chunk(options.chunk_size.max(1))?;
+        if lines.is_empty() {
+            break;
+        }
+        let tokens = encoder.tokenize(&lines)?;
+        tokens_seen += tokens.iter().map(|t| t.len()).sum::<usize>();
+        let vectors = encoder.encode_tokens(&tokens, options.batch_size);
+        let mut values = vec![0f32; lines.len() * dim];
+        vectors.copy_data(&mut values, lines.len() * dim);
+        writer.write_rows(&values)?;
+        bar.set_position(reader.progress().0);
+        let secs = start.elapsed().as_secs_f64();
+        bar.set_message(format!(
+            "{} sentences, {:.0}/s",
+            writer.rows(),
+            writer.rows() as f64 / secs.max(1e-9)
+        ));
+    }
+    bar.finish_and_clear();
+    let rows = writer.rows();
+    let output = writer.finish()?;
+    Ok(EmbedSummary {
+        output,
+        rows,
+        dim,
+        tokens: tokens_seen,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,176 @@
+//! Streaming line readers for text corpora: plain or gzip (detected from the magic
+//! bytes, not the name), LF or CRLF, one sentence per line. Invalid UTF-8 is an error
+//! that names the file and the 1-based line; empty lines are kept so that line numbers
+//! stay aligned with any parallel file.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use flate2::read::MultiGzDecoder;
+
+use crate::error::{LaseError, Result};
+
+/// Counts bytes read from the underlying (possibly compressed) file, for progress.
+struct CountingReader<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Iterates the lines of a text file as `Result<String>`.
+pub struct LineReader {
+    path: PathBuf,
+    reader: Box<dyn BufRead + Send>,
+    line: usize,
+    buf: Vec<u8>,
+    bytes_read: Arc<AtomicU64>,
+    total_bytes: u64,
+}
+
+impl LineReader {
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let mut file = File::open(&path).map_err(|e| LaseError::io(&path, e))?;
+        let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let mut magic = [0u8; 2];
+        let n = read_up_to(&mut file, &mut magic).map_err(|e| LaseError::io(&path, e))?;
+        let file = File::open(&path).map_err(|e| LaseError::io(&path, e))?;
+        let bytes_read = Arc::new(AtomicU64::new(0));
+        let counted = CountingReader {
+            inner: file,
+            count: bytes_read.clone(),
+        };
+        let reader: Box<dyn BufRead + Send> = if n == 2 && magic == [0x1f, 0x8b] {
+            Box::new(BufReader::with_capacity(
+                1 << 16,
+                MultiGzDecoder::new(counted),
+            ))
+        } else {
+            Box::new(BufReader::with_capacity(1 << 16, counted))
+        };
+        Ok(Self {
+            path,
+            reader,
+            line: 0,
+            buf: Vec::new(),
+            bytes_read,
+            total_bytes,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Number of lines returned so far (the 1-based number of the last one).
+    pub fn line_number(&self) -> usize {
+        self.line
+    }
+
+    /// Bytes of the file on disk consumed so far, and the file's size.
+    pub fn progress(&self) -> (u64, u64) {
+        (self.bytes_read.load(Ordering::Relaxed), self.total_bytes)
+    }
+
+    /// Reads up to `n` lines.
+    pub fn next_chunk(&mut self, n: usize) -> Result<Vec<String>> {
+        let mut out = Vec::with_capacity(n);
+        for line in self.by_ref().take(n) {
+            out.push(line?);
+        }
+        Ok(out)
+    }
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..])? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(filled)
+}
+
+impl Iterator for LineReader {
+    type Item = Result<String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.buf.clear();
+        match self.reader.read_until(b'\n', &mut self.buf) {
+            Ok(0) => None,
+            Ok(_) => {
+                self.line += 1;
+                if self.buf.last() == Some(&b'\n') {
+                    self.buf.pop();
+                    if self.buf.last() == Some(&b'\r') {
+                        self.buf.pop();
+                    }
+                }
+                Some(match std::str::from_utf8(&self.buf) {
+                    Ok(s) => Ok(s.to_owned()),
+                    Err(e) => Err(LaseError::bad_line(
+                        &self.path,
+                        self.line,
+                        format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()),
+                    )),
+                })
+            }
+            Err(e) => Some(Err(LaseError::bad_line(
+                &self.path,
+                self.line + 1,
+                e.to_string(),
+            ))),
+        }
+    }
+}
+
+/// Reads every line of a file (for small files: test sets, fixtures).
+pub fn read_lines(path: impl AsRef<Path>) -> Result<Vec<String>> {
+    LineReader::open(path)?.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn reads_plain_crlf_and_keeps_empty_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.txt");
+        std::fs::write(&p, b"one\r\n\r\nthree\nfour").unwrap();
+        assert_eq!(read_lines(&p).unwrap(), vec!["one", "", "three", "four"]);
+    }
+
+    #[test]
+    fn reads_gzip_by_magic_not_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("plain-name.txt");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all("héllo\nwörld\n".as_bytes()).unwrap();
+        std::fs::write(&p, gz.finish().unwrap()).unwrap();
+        assert_eq!(read_lines(&p).unwrap(), vec!["héllo", "wörld"]);
+    }
+
+    #[test]
+    fn invalid_utf8_names_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("bad.txt");
+        std::fs::write(&p, b"fine\nalso fine\nbro\xffken\n").unwrap();
+        let err = read_lines(&p).unwrap_err().to_string();
+        assert!(err.contains("bad.txt:3:"), "{err}");
+        assert!(err.contains("invalid UTF-8"), "{err}");
+    }
+}

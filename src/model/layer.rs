@@ -1,0 +1,42 @@
+//! One post-LN transformer layer (BERT): self-attention block, then the feed-forward
+//! block LayerNorm(x + Dropout(W₂ act(W₁ x + b₁) + b₂)).
+
+use tch::{Tensor, nn, nn::Module};
+
+use super::attention::SelfAttention;
+use super::config::{Activation, EncoderConfig};
+use super::layers::{layer_norm, linear};
+
+#[derive(Debug)]
+pub struct TransformerLayer {
+    attention: SelfAttention,
+    intermediate: nn::Linear,
+    output: nn::Linear,
+    layer_norm: nn::LayerNorm,
+    activation: Activation,
+    hidden_dropout: f64,
+}
+
+impl TransformerLayer {
+    /// `p` is the layer's path, e.g. `encoder.layer.3`.
+    pub fn new(p: nn::Path, c: &EncoderConfig) -> Self {
+        let h = c.hidden_size as i64;
+        let ff = c.intermediate_size as i64;
+        let std = c.initializer_range;
+        Self {
+            attention: SelfAttention::new(&p / "attention", c),
+            intermediate: linear(&p / "intermediate" / "dense", h, ff, std),
+            output: linear(&p / "output" / "dense", ff, h, std),
+            layer_norm: layer_norm(&p / "output" / "LayerNorm", h, c.layer_norm_eps),
+            activation: c.hidden_act,
+            hidden_dropout: c.hidden_dropout_prob,
+        }
+    }
+
+    pub fn forward_t(&self, hidden: &Tensor, mask: &Tensor, train: bool) -> Tensor {
+        let attended = self.attention.forward_t(hidden, mask, train);
+        let ff = self.activation.apply(&self.intermediate.forward(&attended));
+        let out = self.output.forward(&ff).dropout(self.hidden_dropout, train);
+        (out + attended).apply(&self.layer_norm)
+    }
+}

@@ -1,0 +1,588 @@
+//! A sentence encoder: tokenizer -> transformer -> pooling -> optional dense heads ->
+//! optional L2 normalisation, stored in the Hugging Face / sentence-transformers folder
+//! layout (config.json, model.safetensors, tokenizer.json, sentence_bert_config.json,
+//! modules.json, 1_Pooling/, 2_Dense/, Normalize) so Python sentence-transformers and
+//! text-embeddings-inference load what lase writes and lase loads what they publish.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tch::{Device, Kind, Tensor, nn};
+
+use super::checkpoint::{assign, read_safetensors, write_safetensors};
+use super::config::EncoderConfig;
+use super::dense::{Dense, DenseConfig};
+use super::pooling::{PoolingConfig, pool};
+use super::transformer::Transformer;
+use crate::error::{LaseError, Result};
+use crate::io::atomic::write_atomic;
+use crate::tokenizer::{SentenceTokenizer, TokenBatch, TokenIds};
+
+const TRANSFORMER_TYPE: &str = "sentence_transformers.models.Transformer";
+const POOLING_TYPE: &str = "sentence_transformers.models.Pooling";
+const DENSE_TYPE: &str = "sentence_transformers.models.Dense";
+const NORMALIZE_TYPE: &str = "sentence_transformers.models.Normalize";
+/// Tokenizer side files carried over verbatim when a model folder is saved again.
+const TOKENIZER_SIDE_FILES: &[&str] = &[
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "sentencepiece.bpe.model",
+    "added_tokens.json",
+    "config_sentence_transformers.json",
+];
+
+/// Numeric precision of the weights and activations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// float32: the default, matches PyTorch to cosine >= 0.99999.
+    #[default]
+    F32,
+    /// bfloat16 weights and activations (fast on CPUs with AMX / AVX-512-BF16 and on
+    /// GPUs); pooling and normalisation stay float32.
+    Bf16,
+}
+
+impl std::str::FromStr for Precision {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "f32" | "fp32" | "float32" => Ok(Self::F32),
+            "bf16" | "bfloat16" => Ok(Self::Bf16),
+            other => Err(format!("unknown precision {other:?} (f32, bf16)")),
+        }
+    }
+}
+
+/// `sentence_bert_config.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct SentenceBertConfig {
+    max_seq_length: usize,
+    #[serde(default)]
+    do_lower_case: bool,
+}
+
+/// One entry of `modules.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct ModuleEntry {
+    idx: usize,
+    name: String,
+    path: String,
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+/// Everything after the transformer: pooling, dense heads, normalisation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeadSpec {
+    pub pooling: PoolingConfig,
+    pub dense: Vec<DenseConfig>,
+    pub normalize: bool,
+}
+
+/// A loaded or freshly initialised sentence encoder.
+pub struct SentenceEncoder {
+    vs: nn::VarStore,
+    config: EncoderConfig,
+    transformer: Transformer,
+    head: HeadSpec,
+    dense: Vec<Dense>,
+    tokenizer: SentenceTokenizer,
+    tokenizer_json: String,
+    side_files: BTreeMap<String, Vec<u8>>,
+    do_lower_case: bool,
+    precision: Precision,
+}
+
+impl std::fmt::Debug for SentenceEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SentenceEncoder")
+            .field("config", &self.config)
+            .field("head", &self.head)
+            .field("tokenizer", &self.tokenizer)
+            .field("precision", &self.precision)
+            .finish()
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| LaseError::BadLine {
+        path: path.to_path_buf(),
+        line: e.line(),
+        message: format!("invalid JSON for this file: {e}"),
+    })
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value).expect("config values serialise");
+    text.push('\n');
+    write_atomic(path, text.as_bytes())
+}
+
+fn dense_var_prefix(i: usize) -> String {
+    format!("dense_{i}")
+}
+
+impl SentenceEncoder {
+    /// A randomly initialised encoder (BERT initialisation) for training from scratch.
+    pub fn new(
+        config: EncoderConfig,
+        tokenizer_json: String,
+        max_seq_length: usize,
+        head: HeadSpec,
+        device: Device,
+    ) -> Result<Self> {
+        let inner = tokenizers::Tokenizer::from_bytes(tokenizer_json.as_bytes())
+            .map_err(|e| LaseError::Tokenizer(format!("invalid tokenizer.json: {e}")))?;
+        let tokenizer = SentenceTokenizer::new(inner, max_seq_length, config.pad_token_id, false)?;
+        Self::build(
+            config,
+            tokenizer,
+            tokenizer_json,
+            BTreeMap::new(),
+            false,
+            head,
+            device,
+        )
+    }
+
+    fn build(
+        mut config: EncoderConfig,
+        tokenizer: SentenceTokenizer,
+        tokenizer_json: String,
+        side_files: BTreeMap<String, Vec<u8>>,
+        do_lower_case: bool,
+        head: HeadSpec,
+        device: Device,
+    ) -> Result<Self> {
+        config.validate()?;
+        // HF loaders pick the model class from `architectures`; name one if the config does not.
+        let arch = if config.uses_padding_offset_positions() {
+            "XLMRobertaModel"
+        } else {
+            "BertModel"
+        };
+        config
+            .extra
+            .entry("architectures")
+            .or_insert_with(|| serde_json::json!([arch]));
+        if head.pooling.word_embedding_dimension != config.hidden_size {
+            return Err(LaseError::Model(format!(
+                "pooling word_embedding_dimension {} differs from hidden_size {}",
+                head.pooling.word_embedding_dimension, config.hidden_size
+            )));
+        }
+        if head.pooling.modes().is_empty() {
+            return Err(LaseError::Model(
+                "pooling config enables no pooling mode".into(),
+            ));
+        }
+        if tokenizer.max_length() > config.max_tokens() {
+            return Err(LaseError::Model(format!(
+                "max_seq_length {} exceeds the {} positions the model has",
+                tokenizer.max_length(),
+                config.max_tokens()
+            )));
+        }
+        let mut width = head.pooling.output_dim();
+        for (i, d) in head.dense.iter().enumerate() {
+            if d.in_features != width {
+                return Err(LaseError::Model(format!(
+                    "dense layer {i} takes {} features but receives {width}",
+                    d.in_features
+                )));
+            }
+            width = d.out_features;
+        }
+        let vs = nn::VarStore::new(device);
+        let transformer = Transformer::new(vs.root(), &config);
+        let dense = head
+            .dense
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                Dense::new(
+                    vs.root() / dense_var_prefix(i),
+                    d.clone(),
+                    config.initializer_range,
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            vs,
+            config,
+            transformer,
+            head,
+            dense,
+            tokenizer,
+            tokenizer_json,
+            side_files,
+            do_lower_case,
+            precision: Precision::F32,
+        })
+    }
+
+    /// Loads a Hugging Face or sentence-transformers model folder.
+    pub fn load(dir: impl AsRef<Path>, device: Device) -> Result<Self> {
+        let dir = dir.as_ref();
+        if !dir.is_dir() {
+            return Err(LaseError::bad_file(dir, "model folder not found"));
+        }
+        let modules_path = dir.join("modules.json");
+        let modules: Vec<ModuleEntry> = if modules_path.exists() {
+            read_json(&modules_path)?
+        } else {
+            tracing::warn!(
+                "{}: no modules.json; treating it as a plain Hugging Face model with mean pooling",
+                dir.display()
+            );
+            Vec::new()
+        };
+        let mut transformer_dir = dir.to_path_buf();
+        let mut pooling: Option<PoolingConfig> = None;
+        let mut dense_dirs: Vec<PathBuf> = Vec::new();
+        let mut normalize = false;
+        for m in &modules {
+            let module_dir = dir.join(&m.path);
+            match m.kind.as_str() {
+                TRANSFORMER_TYPE => transformer_dir = module_dir,
+                POOLING_TYPE => pooling = Some(read_json(&module_dir.join("config.json"))?),
+                DENSE_TYPE => dense_dirs.push(module_dir),
+                NORMALIZE_TYPE => normalize = true,
+                other => {
+                    return Err(LaseError::bad_file(
+                        &modules_path,
+                        format!("module type {other:?} is not supported"),
+                    ));
+                }
+            }
+        }
+        let config: EncoderConfig = read_json(&transformer_dir.join("config.json"))?;
+        config
+            .validate()
+            .map_err(|e| LaseError::bad_file(transformer_dir.join("config.json"), e.to_string()))?;
+        let pooling = pooling.unwrap_or_else(|| {
+            PoolingConfig::single(config.hidden_size, super::pooling::PoolingMode::Mean)
+        });
+        let dense_configs = dense_dirs
+            .iter()
+            .map(|d| read_json::<DenseConfig>(&d.join("config.json")))
+            .collect::<Result<Vec<_>>>()?;
+
+        let sbert_path = transformer_dir.join("sentence_bert_config.json");
+        let (max_seq_length, do_lower_case) = if sbert_path.exists() {
+            let s: SentenceBertConfig = read_json(&sbert_path)?;
+            (s.max_seq_length.min(config.max_tokens()), s.do_lower_case)
+        } else {
+            (config.max_tokens(), false)
+        };
+        let tokenizer_path = transformer_dir.join("tokenizer.json");
+        let tokenizer_json = std::fs::read_to_string(&tokenizer_path)
+            .map_err(|e| LaseError::io(&tokenizer_path, e))?;
+        let tokenizer = SentenceTokenizer::from_file(
+            &tokenizer_path,
+            max_seq_length,
+            config.pad_token_id,
+            do_lower_case,
+        )?;
+        let mut side_files = BTreeMap::new();
+        for name in TOKENIZER_SIDE_FILES {
+            let from = if *name == "config_sentence_transformers.json" {
+                dir
+            } else {
+                &transformer_dir
+            };
+            if let Ok(bytes) = std::fs::read(from.join(name)) {
+                side_files.insert((*name).to_owned(), bytes);
+            }
+        }
+
+        let head = HeadSpec {
+            pooling,
+            dense: dense_configs,
+            normalize,
+        };
+        let mut model = Self::build(
+            config,
+            tokenizer,
+            tokenizer_json,
+            side_files,
+            do_lower_case,
+            head,
+            device,
+        )?;
+        model.load_weights(&transformer_dir, &dense_dirs)?;
+        Ok(model)
+    }
+
+    fn load_weights(&mut self, transformer_dir: &Path, dense_dirs: &[PathBuf]) -> Result<()> {
+        let all: Vec<(String, Tensor)> = self.vs.variables().into_iter().collect();
+        let weights_path = transformer_dir.join("model.safetensors");
+        if !weights_path.exists() {
+            return Err(LaseError::bad_file(
+                &weights_path,
+                "not found (lase reads safetensors weights only; convert pytorch_model.bin first)",
+            ));
+        }
+        let stored = read_safetensors(&weights_path)?;
+        // Checkpoints saved from task models prefix the encoder ("bert.", "roberta.", ...).
+        let prefix = ["", "bert.", "roberta.", "model.", "encoder."]
+            .into_iter()
+            .find(|p| stored.contains_key(&format!("{p}embeddings.word_embeddings.weight")))
+            .unwrap_or("");
+        let transformer_vars: Vec<_> = all
+            .iter()
+            .filter(|(n, _)| !n.starts_with("dense_"))
+            .map(|(n, t)| (n.clone(), t.shallow_clone()))
+            .collect();
+        let unused = assign(&transformer_vars, &stored, prefix, &weights_path)?;
+        let ignorable = |k: &str| {
+            k.ends_with("position_ids")
+                || k.contains("pooler.")
+                || k.starts_with("cls.")
+                || k.starts_with("lm_head.")
+        };
+        let unused: Vec<_> = unused.into_iter().filter(|k| !ignorable(k)).collect();
+        if !unused.is_empty() {
+            tracing::warn!(
+                "{}: {} stored tensors are not used by the model (e.g. {})",
+                weights_path.display(),
+                unused.len(),
+                unused[0]
+            );
+        }
+        for (i, dir) in dense_dirs.iter().enumerate() {
+            let path = dir.join("model.safetensors");
+            if !path.exists() {
+                return Err(LaseError::bad_file(
+                    &path,
+                    "not found (lase reads safetensors weights only; convert pytorch_model.bin first)",
+                ));
+            }
+            let stored = read_safetensors(&path)?;
+            let var_prefix = format!("{}.", dense_var_prefix(i));
+            let vars: Vec<_> = all
+                .iter()
+                .filter_map(|(n, t)| {
+                    n.strip_prefix(&var_prefix)
+                        .map(|s| (s.to_owned(), t.shallow_clone()))
+                })
+                .collect();
+            assign(&vars, &stored, "", &path)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the model in the sentence-transformers layout, each file atomically.
+    pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir).map_err(|e| LaseError::io(dir, e))?;
+        write_json(&dir.join("config.json"), &self.config)?;
+        let vars = self.vs.variables();
+        let mut transformer: Vec<(String, Tensor)> = vars
+            .iter()
+            .filter(|(n, _)| !n.starts_with("dense_"))
+            .map(|(n, t)| (n.clone(), t.shallow_clone()))
+            .collect();
+        transformer.sort_by(|a, b| a.0.cmp(&b.0));
+        write_safetensors(&dir.join("model.safetensors"), &transformer)?;
+        write_atomic(dir.join("tokenizer.json"), self.tokenizer_json.as_bytes())?;
+        for (name, bytes) in &self.side_files {
+            write_atomic(dir.join(name), bytes)?;
+        }
+        write_json(
+            &dir.join("sentence_bert_config.json"),
+            &SentenceBertConfig {
+                max_seq_length: self.tokenizer.max_length(),
+                do_lower_case: self.do_lower_case,
+            },
+        )?;
+
+        let mut modules = vec![ModuleEntry {
+            idx: 0,
+            name: "0".into(),
+            path: String::new(),
+            kind: TRANSFORMER_TYPE.into(),
+        }];
+        let mut add = |kind: &str, suffix: &str| -> PathBuf {
+            let idx = modules.len();
+            let path = format!("{idx}_{suffix}");
+            modules.push(ModuleEntry {
+                idx,
+                name: idx.to_string(),
+                path: path.clone(),
+                kind: kind.into(),
+            });
+            dir.join(path)
+        };
+        let pooling_dir = add(POOLING_TYPE, "Pooling");
+        std::fs::create_dir_all(&pooling_dir).map_err(|e| LaseError::io(&pooling_dir, e))?;
+        write_json(&pooling_dir.join("config.json"), &self.head.pooling)?;
+        for (i, dense) in self.dense.iter().enumerate() {
+            let dense_dir = add(DENSE_TYPE, "Dense");
+            std::fs::create_dir_all(&dense_dir).map_err(|e| LaseError::io(&dense_dir, e))?;
+            write_json(&dense_dir.join("config.json"), &dense.config)?;
+            let prefix = format!("{}.", dense_var_prefix(i));
+            let mut tensors: Vec<(String, Tensor)> = vars
+                .iter()
+                .filter_map(|(n, t)| {
+                    n.strip_prefix(&prefix)
+                        .map(|s| (s.to_owned(), t.shallow_clone()))
+                })
+                .collect();
+            tensors.sort_by(|a, b| a.0.cmp(&b.0));
+            write_safetensors(&dense_dir.join("model.safetensors"), &tensors)?;
+        }
+        if self.head.normalize {
+            let norm_dir = add(NORMALIZE_TYPE, "Normalize");
+            std::fs::create_dir_all(&norm_dir).map_err(|e| LaseError::io(&norm_dir, e))?;
+        }
+        write_json(&dir.join("modules.json"), &modules)
+    }
+
+    pub fn config(&self) -> &EncoderConfig {
+        &self.config
+    }
+
+    pub fn head(&self) -> &HeadSpec {
+        &self.head
+    }
+
+    pub fn tokenizer(&self) -> &SentenceTokenizer {
+        &self.tokenizer
+    }
+
+    pub fn transformer(&self) -> &Transformer {
+        &self.transformer
+    }
+
+    pub fn var_store(&self) -> &nn::VarStore {
+        &self.vs
+    }
+
+    pub fn var_store_mut(&mut self) -> &mut nn::VarStore {
+        &mut self.vs
+    }
+
+    pub fn device(&self) -> Device {
+        self.vs.device()
+    }
+
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// Width of the sentence vectors.
+    pub fn dim(&self) -> usize {
+        self.head
+            .dense
+            .last()
+            .map(|d| d.out_features)
+            .unwrap_or_else(|| self.head.pooling.output_dim())
+    }
+
+    pub fn normalizes(&self) -> bool {
+        self.head.normalize
+    }
+
+    pub fn set_normalize(&mut self, normalize: bool) {
+        self.head.normalize = normalize;
+    }
+
+    pub fn set_max_seq_length(&mut self, max_length: usize) -> Result<()> {
+        if max_length == 0 || max_length > self.config.max_tokens() {
+            return Err(LaseError::InvalidArgument(format!(
+                "max length {max_length} must be between 1 and {}",
+                self.config.max_tokens()
+            )));
+        }
+        self.tokenizer.set_max_length(max_length)
+    }
+
+    pub fn set_precision(&mut self, precision: Precision) {
+        match precision {
+            Precision::F32 => self.vs.float(),
+            Precision::Bf16 => self.vs.bfloat16(),
+        }
+        self.precision = precision;
+    }
+
+    /// Tokenizes sentences with the model's settings.
+    pub fn tokenize<S: AsRef<str>>(&self, sentences: &[S]) -> Result<Vec<TokenIds>> {
+        self.tokenizer.encode(sentences)
+    }
+
+    /// Pads tokenized sentences into a batch on the model's device.
+    pub fn batch(&self, items: &[&TokenIds]) -> TokenBatch {
+        TokenBatch::from_ids(items, self.tokenizer.pad_id(), self.device())
+    }
+
+    /// Sentence vectors [B, dim] (float32) for a batch; differentiable when `train`
+    /// or when gradients are enabled.
+    pub fn forward_t(&self, batch: &TokenBatch, train: bool) -> Tensor {
+        let tokens = self.transformer.forward_t(
+            &batch.input_ids,
+            &batch.token_type_ids,
+            &batch.attention_mask,
+            train,
+        );
+        self.head_forward(&tokens, &batch.attention_mask)
+    }
+
+    /// Pooling, dense heads and normalisation on token states [B, S, H].
+    pub fn head_forward(&self, tokens: &Tensor, attention_mask: &Tensor) -> Tensor {
+        let mut x = pool(&self.head.pooling, tokens, attention_mask);
+        let out_kind = x.kind();
+        for dense in &self.dense {
+            x = dense.forward(&x.to_kind(tokens.kind())).to_kind(out_kind);
+        }
+        if self.head.normalize {
+            l2_normalize(&x)
+        } else {
+            x
+        }
+    }
+
+    /// Embeds sentences for inference: tokenized once, sorted by length so batches carry
+    /// little padding, run without autograd. Returns [N, dim] float32 on the CPU, rows in
+    /// input order.
+    pub fn encode<S: AsRef<str>>(&self, sentences: &[S], batch_size: usize) -> Result<Tensor> {
+        let tokens = self.tokenize(sentences)?;
+        Ok(self.encode_tokens(&tokens, batch_size))
+    }
+
+    /// [`Self::encode`] on already tokenized sentences.
+    pub fn encode_tokens(&self, tokens: &[TokenIds], batch_size: usize) -> Tensor {
+        let n = tokens.len();
+        let dim = self.dim();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(tokens[i].len()));
+        let mut out = vec![0f32; n * dim];
+        let _guard = tch::no_grad_guard();
+        for chunk in order.chunks(batch_size.max(1)) {
+            let items: Vec<&TokenIds> = chunk.iter().map(|&i| &tokens[i]).collect();
+            let batch = self.batch(&items);
+            let vectors = self
+                .forward_t(&batch, false)
+                .to_device(Device::Cpu)
+                .to_kind(Kind::Float)
+                .contiguous();
+            let mut values = vec![0f32; chunk.len() * dim];
+            vectors.copy_data(&mut values, chunk.len() * dim);
+            for (row, &i) in chunk.iter().enumerate() {
+                out[i * dim..(i + 1) * dim].copy_from_slice(&values[row * dim..(row + 1) * dim]);
+            }
+        }
+        Tensor::from_slice(&out).view([n as i64, dim as i64])
+    }
+}
+
+/// x / max(‖x‖₂, 1e-12) row-wise, as torch.nn.functional.normalize.
+pub fn l2_normalize(x: &Tensor) -> Tensor {
+    let norm = x
+        .norm_scalaropt_dim(2, [-1].as_slice(), true)
+        .clamp_min(1e-12);
+    x / norm
+}

@@ -1,0 +1,105 @@
+//! Where computation runs: device choice and CPU thread count.
+//!
+//! lase links a CPU libtorch (see scripts/setup.sh). On a GPU machine, pointing
+//! LD_LIBRARY_PATH at a full PyTorch `torch/lib` makes the loader pick the real
+//! `libtorch.so`; `libtorch_cuda.so` is then loaded here explicitly (RTLD_GLOBAL) so its
+//! CUDA kernels register before the first CUDA tensor is made.
+
+use std::str::FromStr;
+
+use tch::Device;
+
+use crate::error::{LaseError, Result};
+
+/// A device request from the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DeviceChoice {
+    /// CUDA device 0 when one is usable, else CPU.
+    #[default]
+    Auto,
+    Cpu,
+    Cuda(usize),
+}
+
+impl FromStr for DeviceChoice {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "cpu" => Ok(Self::Cpu),
+            "cuda" | "gpu" => Ok(Self::Cuda(0)),
+            other => other
+                .strip_prefix("cuda:")
+                .and_then(|i| i.parse().ok())
+                .map(Self::Cuda)
+                .ok_or_else(|| format!("unknown device {other:?} (auto, cpu, cuda, cuda:N)")),
+        }
+    }
+}
+
+/// Loads libtorch's CUDA half if the dynamic loader can find it. Returns whether CUDA
+/// is usable afterwards.
+pub fn cuda_available() -> bool {
+    static LOADED: std::sync::Once = std::sync::Once::new();
+    LOADED.call_once(|| {
+        let name = c"libtorch_cuda.so";
+        // SAFETY: dlopen with a valid C string; the handle is intentionally leaked so the
+        // library stays loaded for the life of the process.
+        let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+        if !handle.is_null() {
+            tracing::debug!("loaded {name:?}");
+        }
+    });
+    tch::Cuda::is_available()
+}
+
+/// Resolves a device request.
+pub fn resolve_device(choice: DeviceChoice) -> Result<Device> {
+    match choice {
+        DeviceChoice::Cpu => Ok(Device::Cpu),
+        DeviceChoice::Auto => Ok(if cuda_available() {
+            Device::Cuda(0)
+        } else {
+            Device::Cpu
+        }),
+        DeviceChoice::Cuda(i) => {
+            if !cuda_available() {
+                return Err(LaseError::InvalidArgument(
+                    "CUDA was requested but libtorch has no usable CUDA device (point \
+                     LD_LIBRARY_PATH at a CUDA build of PyTorch's torch/lib)"
+                        .into(),
+                ));
+            }
+            let count = tch::Cuda::device_count() as usize;
+            if i >= count {
+                return Err(LaseError::InvalidArgument(format!(
+                    "cuda:{i} requested but only {count} CUDA devices are visible"
+                )));
+            }
+            Ok(Device::Cuda(i))
+        }
+    }
+}
+
+/// Sets libtorch's intra-op thread count (0 keeps libtorch's default: one per core).
+pub fn set_threads(threads: usize) {
+    if threads > 0 {
+        tch::set_num_threads(threads as i32);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_device_names() {
+        assert_eq!("cpu".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cpu);
+        assert_eq!(
+            "cuda:2".parse::<DeviceChoice>().unwrap(),
+            DeviceChoice::Cuda(2)
+        );
+        assert!("tpu".parse::<DeviceChoice>().is_err());
+        assert_eq!(resolve_device(DeviceChoice::Cpu).unwrap(), Device::Cpu);
+    }
+}

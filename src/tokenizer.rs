@@ -1,0 +1,162 @@
+//! Tokenization for sentence encoders, with sentence-transformers' semantics rather
+//! than whatever `tokenizer.json` was saved with: inputs are whitespace-stripped,
+//! truncated (special tokens included) to the model's `max_seq_length`, and never
+//! padded here (batches are padded to their own longest sentence). A tokenizer.json
+//! saved with fixed padding to 128 (all-MiniLM-L6-v2's) would otherwise pad every
+//! sentence to 128 tokens and truncate at the wrong length.
+
+use std::path::Path;
+
+use tch::{Device, Tensor};
+use tokenizers::{Tokenizer, TruncationParams};
+
+use crate::error::{LaseError, Result};
+
+/// Token ids of one sentence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenIds {
+    pub ids: Vec<i64>,
+    pub type_ids: Vec<i64>,
+}
+
+impl TokenIds {
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+}
+
+/// A padded batch on a device: `input_ids`, `token_type_ids`, `attention_mask`, [B, S].
+#[derive(Debug)]
+pub struct TokenBatch {
+    pub input_ids: Tensor,
+    pub token_type_ids: Tensor,
+    pub attention_mask: Tensor,
+}
+
+impl TokenBatch {
+    /// Right-pads `items` to the longest with `pad_id`.
+    pub fn from_ids(items: &[&TokenIds], pad_id: i64, device: Device) -> Self {
+        let b = items.len();
+        let s = items.iter().map(|t| t.len()).max().unwrap_or(0).max(1);
+        let mut ids = vec![pad_id; b * s];
+        let mut types = vec![0i64; b * s];
+        let mut mask = vec![0i64; b * s];
+        for (row, item) in items.iter().enumerate() {
+            let at = row * s;
+            ids[at..at + item.len()].copy_from_slice(&item.ids);
+            types[at..at + item.len()].copy_from_slice(&item.type_ids);
+            mask[at..at + item.len()].fill(1);
+        }
+        let shape = [b as i64, s as i64];
+        let make = |v: &[i64]| Tensor::from_slice(v).view(shape).to_device(device);
+        Self {
+            input_ids: make(&ids),
+            token_type_ids: make(&types),
+            attention_mask: make(&mask),
+        }
+    }
+
+    pub fn batch_size(&self) -> i64 {
+        self.input_ids.size()[0]
+    }
+}
+
+/// A `tokenizers` tokenizer configured the way sentence-transformers uses it.
+#[derive(Clone)]
+pub struct SentenceTokenizer {
+    inner: Tokenizer,
+    max_length: usize,
+    pad_id: i64,
+    lowercase: bool,
+}
+
+impl std::fmt::Debug for SentenceTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SentenceTokenizer")
+            .field("vocab_size", &self.vocab_size())
+            .field("max_length", &self.max_length)
+            .field("pad_id", &self.pad_id)
+            .finish()
+    }
+}
+
+impl SentenceTokenizer {
+    /// Loads `tokenizer.json`; `pad_id` comes from the model config.
+    pub fn from_file(path: &Path, max_length: usize, pad_id: i64, lowercase: bool) -> Result<Self> {
+        let inner = Tokenizer::from_file(path)
+            .map_err(|e| LaseError::bad_file(path, format!("cannot read tokenizer: {e}")))?;
+        Self::new(inner, max_length, pad_id, lowercase)
+    }
+
+    pub fn new(
+        mut inner: Tokenizer,
+        max_length: usize,
+        pad_id: i64,
+        lowercase: bool,
+    ) -> Result<Self> {
+        inner.with_padding(None);
+        inner
+            .with_truncation(Some(TruncationParams {
+                max_length,
+                ..Default::default()
+            }))
+            .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
+        Ok(Self {
+            inner,
+            max_length,
+            pad_id,
+            lowercase,
+        })
+    }
+
+    pub fn inner(&self) -> &Tokenizer {
+        &self.inner
+    }
+
+    pub fn max_length(&self) -> usize {
+        self.max_length
+    }
+
+    pub fn pad_id(&self) -> i64 {
+        self.pad_id
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        self.inner.get_vocab_size(true)
+    }
+
+    /// Sets a new truncation length (special tokens included).
+    pub fn set_max_length(&mut self, max_length: usize) -> Result<()> {
+        *self = Self::new(self.inner.clone(), max_length, self.pad_id, self.lowercase)?;
+        Ok(())
+    }
+
+    /// Tokenizes sentences (with special tokens), in parallel.
+    pub fn encode<S: AsRef<str>>(&self, sentences: &[S]) -> Result<Vec<TokenIds>> {
+        let prepared: Vec<String> = sentences
+            .iter()
+            .map(|s| {
+                let s = s.as_ref().trim();
+                if self.lowercase {
+                    s.to_lowercase()
+                } else {
+                    s.to_owned()
+                }
+            })
+            .collect();
+        let encodings = self
+            .inner
+            .encode_batch_fast(prepared, true)
+            .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
+        Ok(encodings
+            .into_iter()
+            .map(|e| TokenIds {
+                ids: e.get_ids().iter().map(|&i| i as i64).collect(),
+                type_ids: e.get_type_ids().iter().map(|&i| i as i64).collect(),
+            })
+            .collect())
+    }
+}

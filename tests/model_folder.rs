@@ -1,0 +1,177 @@
+//! The HF / sentence-transformers folder layout: round trips, key prefixes, and clear
+//! errors for broken folders.
+
+mod common;
+
+use common::*;
+use lase::model::checkpoint::{read_safetensors, write_safetensors};
+use lase::model::{PoolingMode, SentenceEncoder};
+use tch::Device;
+
+const SENTENCES: &[&str] = &[
+    "the cat sat on the mat",
+    "",
+    "der hund ist groß",
+    "zebra unknown words",
+];
+
+#[test]
+fn save_load_round_trip_keeps_vectors_and_layout() {
+    let mut config = tiny_config();
+    config.embedding_size = Some(8);
+    config.num_hidden_layers = 4;
+    config.recurrent_unit_layers = Some(2);
+    let model = tiny_encoder(config.clone(), dense_head(16, 12, PoolingMode::Cls), 11);
+    let before = model.encode(SENTENCES, 3).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    model.save(dir.path()).unwrap();
+    for f in [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "sentence_bert_config.json",
+        "modules.json",
+        "1_Pooling/config.json",
+        "2_Dense/config.json",
+        "2_Dense/model.safetensors",
+    ] {
+        assert!(dir.path().join(f).exists(), "{f} missing");
+    }
+    assert!(dir.path().join("3_Normalize").is_dir());
+    let modules = std::fs::read_to_string(dir.path().join("modules.json")).unwrap();
+    assert!(modules.contains("sentence_transformers.models.Dense"));
+    let dense = read_safetensors(&dir.path().join("2_Dense/model.safetensors")).unwrap();
+    assert_eq!(dense["linear.weight"].size(), vec![12, 16]);
+    let reloaded = SentenceEncoder::load(dir.path(), Device::Cpu).unwrap();
+    assert_eq!(reloaded.config(), model.config());
+    assert_eq!(reloaded.dim(), 12);
+    let after = reloaded.encode(SENTENCES, 3).unwrap();
+    assert!(before.equal(&after));
+}
+
+#[test]
+fn loads_checkpoints_with_a_task_model_prefix() {
+    let model = tiny_encoder(tiny_config(), mean_head(16, true), 12);
+    let before = model.encode(SENTENCES, 4).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    model.save(dir.path()).unwrap();
+    let weights = dir.path().join("model.safetensors");
+    let prefixed: Vec<_> = read_safetensors(&weights)
+        .unwrap()
+        .into_iter()
+        .map(|(k, v)| (format!("bert.{k}"), v))
+        .chain([(
+            "cls.predictions.bias".to_string(),
+            tch::Tensor::zeros([5], tch::kind::FLOAT_CPU),
+        )])
+        .collect();
+    write_safetensors(&weights, &prefixed).unwrap();
+    let reloaded = SentenceEncoder::load(dir.path(), Device::Cpu).unwrap();
+    assert!(before.equal(&reloaded.encode(SENTENCES, 4).unwrap()));
+}
+
+#[test]
+fn broken_folders_give_errors_naming_the_file() {
+    let model = tiny_encoder(tiny_config(), mean_head(16, true), 13);
+    let dir = tempfile::tempdir().unwrap();
+    model.save(dir.path()).unwrap();
+    let err = |d: &std::path::Path| {
+        SentenceEncoder::load(d, Device::Cpu)
+            .unwrap_err()
+            .to_string()
+    };
+
+    // A weight missing.
+    let weights = dir.path().join("model.safetensors");
+    let original = std::fs::read(&weights).unwrap();
+    let fewer: Vec<_> = read_safetensors(&weights)
+        .unwrap()
+        .into_iter()
+        .filter(|(k, _)| !k.contains("layer.1.output.dense.weight"))
+        .collect();
+    write_safetensors(&weights, &fewer).unwrap();
+    let e = err(dir.path());
+    assert!(
+        e.contains("model.safetensors") && e.contains("encoder.layer.1.output.dense.weight"),
+        "{e}"
+    );
+
+    // A weight of the wrong shape.
+    let mut wrong: Vec<_> = read_safetensors(&weights).unwrap().into_iter().collect();
+    wrong.push((
+        "encoder.layer.1.output.dense.weight".into(),
+        tch::Tensor::zeros([3, 3], tch::kind::FLOAT_CPU),
+    ));
+    write_safetensors(&weights, &wrong).unwrap();
+    let e = err(dir.path());
+    assert!(e.contains("shape [3, 3]"), "{e}");
+    std::fs::write(&weights, &original).unwrap();
+
+    // Invalid JSON names the line.
+    std::fs::write(
+        dir.path().join("modules.json"),
+        "[\n  {\"idx\": 0,\n  oops\n]",
+    )
+    .unwrap();
+    let e = err(dir.path());
+    assert!(e.contains("modules.json:3:"), "{e}");
+
+    // Not a folder at all.
+    let e = err(&dir.path().join("nope"));
+    assert!(e.contains("nope") && e.contains("not found"), "{e}");
+}
+
+#[test]
+fn dropout_is_active_only_in_training() {
+    let model = tiny_encoder(tiny_config(), mean_head(16, false), 14);
+    let tokens = model.tokenize(SENTENCES).unwrap();
+    let refs: Vec<_> = tokens.iter().collect();
+    let batch = model.batch(&refs);
+    let eval_a = model.forward_t(&batch, false);
+    let eval_b = model.forward_t(&batch, false);
+    assert!(eval_a.equal(&eval_b));
+    let train_a = model.forward_t(&batch, true);
+    let train_b = model.forward_t(&batch, true);
+    let diff = (&train_a - &train_b).abs().max().double_value(&[]);
+    assert!(
+        diff > 1e-4,
+        "two training passes should differ by their dropout masks (diff {diff})"
+    );
+}
+
+#[test]
+fn padding_does_not_change_a_sentence_vector() {
+    let model = tiny_encoder(tiny_config(), mean_head(16, true), 15);
+    let alone = model.encode(&["a cat"], 1).unwrap();
+    let with_long = model
+        .encode(
+            &[
+                "a cat",
+                "the dog runs fast and the cat runs slow with a small dog",
+            ],
+            2,
+        )
+        .unwrap();
+    let diff = (alone.get(0) - with_long.get(0))
+        .abs()
+        .max()
+        .double_value(&[]);
+    assert!(diff < 1e-5, "padding leaked into the vector (diff {diff})");
+}
+
+#[test]
+fn xlmr_positions_skip_padding() {
+    let mut config = tiny_config();
+    config.model_type = "xlm-roberta".into();
+    config.max_position_embeddings = 42;
+    let model = tiny_encoder(config, mean_head(16, true), 16);
+    let alone = model.encode(&["a cat"], 1).unwrap();
+    let batched = model
+        .encode(&["a cat", "the dog runs fast and the cat runs"], 2)
+        .unwrap();
+    let diff = (alone.get(0) - batched.get(0))
+        .abs()
+        .max()
+        .double_value(&[]);
+    assert!(diff < 1e-5, "diff {diff}");
+}
