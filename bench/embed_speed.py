@@ -101,10 +101,10 @@ def main():
         results.append({"engine": f"sentence-transformers (torch {info['torch']})", "batch": batch, "precision": "f32",
                         "sent_per_s": len(sents) / best, "peak_rss_mib": rss})
 
-    def lase(batch, precision):
+    def lase(batch, precision, label="lase", extra=()):
         cmd = [args.lase, "--device", "cpu", "--threads", str(args.threads), "embed", "--quiet", "--model", args.model,
                "--input", str(text), "--output", str(tmp / f"lase-{precision}.npy"), "--batch-size", str(batch),
-               "--precision", precision]
+               "--precision", precision, *extra]
         best = None
         for _ in range(args.repeats):
             out, _ = run_child(cmd, env)
@@ -113,24 +113,31 @@ def main():
             tokens = int(out.split(" sentences, ")[1].split(" tokens")[0])
             best = secs if best is None else min(best, secs)
         rss = peak_rss_mib(cmd, env)
-        results.append({"engine": "lase", "batch": batch, "precision": precision,
+        results.append({"engine": label, "batch": batch, "precision": precision,
                         "sent_per_s": len(sents) / best, "peak_rss_mib": rss, "tokens": tokens})
 
-    for b in (32, 128):
+    for b in (16, 32, 128):
         st(b)
-    for b in (32, 64, 128):
-        lase(b, "f32")
-    for b in (64,):
-        lase(b, "bf16")
+    # lase's defaults: <= 32 sentences and <= 512 padded tokens a batch, one worker per thread.
+    lase(32, "f32")
+    # Ablation: one batch at a time on all threads, sentence-count batches only.
+    for b in (32, 128):
+        lase(b, "f32", "lase, 1 worker, no token budget", ["--workers", "1", "--max-batch-tokens", "1000000"])
+    fast_bf16 = any(f in open("/proc/cpuinfo").read().split() for f in ("avx512_bf16", "amx_bf16"))
+    if fast_bf16:
+        lase(32, "bf16")
+    else:
+        print("bf16 not benchmarked: this CPU has neither AVX512-BF16 nor AMX (libtorch falls back to slow kernels)")
 
-    st_best = max(r["sent_per_s"] for r in results if r["engine"] != "lase")
+    st_best = max(r["sent_per_s"] for r in results if r["engine"].startswith("sentence-transformers"))
     ref = np.load(tmp / "st.npy")
     tokens = next(r["tokens"] for r in results if "tokens" in r)
-    print(f"{len(sents)} sentences, {tokens / len(sents):.1f} tokens/sentence, {args.threads} threads, best of {args.repeats}")
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    print(f"{len(sents)} sentences, {tokens / len(sents):.1f} tokens/sentence, {args.threads} threads, best of {args.repeats}; CPU {cpu}")
     print(f"{'engine':45} {'batch':>5} {'prec':>5} {'sent/s':>8} {'vs best ST':>10} {'peak RSS MiB':>12}")
     for r in results:
         print(f"{r['engine']:45} {r['batch']:>5} {r['precision']:>5} {r['sent_per_s']:>8.1f} {r['sent_per_s'] / st_best:>9.2f}x {r['peak_rss_mib']:>12.0f}")
-    for precision in ("f32", "bf16"):
+    for precision in ("f32", "bf16") if fast_bf16 else ("f32",):
         v = np.load(tmp / f"lase-{precision}.npy")
         cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
         print(f"lase {precision} vs sentence-transformers: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")

@@ -9,6 +9,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::Result;
+use crate::inference::{EncodeOptions, encode_tokens};
 use crate::io::npy::NpyWriter;
 use crate::io::text::LineReader;
 use crate::model::SentenceEncoder;
@@ -16,18 +17,18 @@ use crate::model::SentenceEncoder;
 /// How to embed a file.
 #[derive(Clone, Debug)]
 pub struct EmbedFileOptions {
-    /// Sentences per forward pass.
-    pub batch_size: usize,
+    /// Batching and parallelism of the forward passes.
+    pub encode: EncodeOptions,
     /// Sentences read and length-sorted together (bounds memory).
     pub chunk_size: usize,
     /// Draw a progress bar on stderr.
     pub progress: bool,
 }
 
-impl Default for EmbedFileOptions {
-    fn default() -> Self {
+impl EmbedFileOptions {
+    pub fn for_device(device: tch::Device) -> Self {
         Self {
-            batch_size: 64,
+            encode: EncodeOptions::for_device(device),
             chunk_size: 8192,
             progress: true,
         }
@@ -81,7 +82,7 @@ pub fn embed_file(
         }
         let tokens = encoder.tokenize(&lines)?;
         tokens_seen += tokens.iter().map(|t| t.len()).sum::<usize>();
-        let vectors = encoder.encode_tokens(&tokens, options.batch_size);
+        let vectors = encode_tokens(encoder, &tokens, &options.encode);
         let mut values = vec![0f32; lines.len() * dim];
         vectors.copy_data(&mut values, lines.len() * dim);
         writer.write_rows(&values)?;

@@ -1,11 +1,14 @@
 //! lase: language-agnostic sentence embeddings on libtorch.
 //!
 //! Data flows one way: text -> [`tokenizer`] -> [`model`] (transformer, pooling,
-//! heads) -> sentence vectors -> [`embed`] (files of vectors).
+//! heads) -> [`inference`] (batching, workers) -> sentence vectors -> [`embed`] (files of
+//! vectors).
 
 pub mod embed;
 pub mod error;
+pub mod inference;
 pub mod io;
+pub mod mine;
 pub mod model;
 pub mod runtime;
 pub mod tokenizer;

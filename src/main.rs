@@ -36,6 +36,57 @@ struct RuntimeArgs {
 enum Command {
     /// Embed a text file (one sentence per line, plain or .gz) into a float32 .npy matrix.
     Embed(EmbedArgs),
+    /// Mine parallel sentences from two monolingual files (margin-scored k-NN, as LASER).
+    Mine(MineArgs),
+}
+
+#[derive(Args)]
+struct MineArgs {
+    /// Source sentences, one per line (plain or .gz).
+    #[arg(long)]
+    src: PathBuf,
+    /// Target sentences, one per line (plain or .gz).
+    #[arg(long)]
+    tgt: PathBuf,
+    /// Output TSV: score, source, target (sorted by score, best first).
+    #[arg(long)]
+    output: PathBuf,
+    /// Model folder to embed both sides with.
+    #[arg(long, required_unless_present_all = ["src_embeddings", "tgt_embeddings"], conflicts_with_all = ["src_embeddings", "tgt_embeddings"])]
+    model: Option<PathBuf>,
+    /// Precomputed source embeddings (float32 .npy, one row per line of --src).
+    #[arg(long, requires = "tgt_embeddings")]
+    src_embeddings: Option<PathBuf>,
+    /// Precomputed target embeddings (float32 .npy, one row per line of --tgt).
+    #[arg(long, requires = "src_embeddings")]
+    tgt_embeddings: Option<PathBuf>,
+    /// Margin: absolute (cos), distance (cos - avg) or ratio (cos / avg).
+    #[arg(long, default_value = "ratio")]
+    margin: lase::mine::Margin,
+    /// Candidates: fwd, bwd, max (union, one-to-one) or intersect.
+    #[arg(long, default_value = "max")]
+    retrieval: lase::mine::Retrieval,
+    /// Neighbours per sentence for the margin.
+    #[arg(short, long, default_value_t = 4)]
+    k: usize,
+    /// Keep pairs scoring above this (e.g. 1.06 for the ratio margin).
+    #[arg(long)]
+    threshold: Option<f32>,
+    /// Mine each distinct sentence once (identical lines merged; first line number kept).
+    #[arg(long)]
+    unify: bool,
+    /// Use each source and target sentence at most once (max retrieval always does).
+    #[arg(long)]
+    one_to_one: bool,
+    /// Append 0-based source and target line numbers as two more columns.
+    #[arg(long)]
+    indices: bool,
+    /// Most sentences per forward pass when embedding.
+    #[arg(long, default_value_t = 32)]
+    batch_size: usize,
+    /// Do not draw progress bars.
+    #[arg(long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -49,9 +100,16 @@ struct EmbedArgs {
     /// Output .npy file (default: the input path with .npy appended).
     #[arg(long)]
     output: Option<PathBuf>,
-    /// Sentences per forward pass.
-    #[arg(long, default_value_t = 64)]
+    /// Most sentences per forward pass.
+    #[arg(long, default_value_t = 32)]
     batch_size: usize,
+    /// Most padded tokens per forward pass (default: 512 on CPU, 32768 on GPU).
+    #[arg(long)]
+    max_batch_tokens: Option<usize>,
+    /// Forward passes run concurrently, libtorch threads divided among them (default: one
+    /// per thread on CPU, 1 on GPU).
+    #[arg(long)]
+    workers: Option<usize>,
     /// Truncate sentences to this many tokens (default: the model's max_seq_length).
     #[arg(long)]
     max_length: Option<usize>,
@@ -78,7 +136,60 @@ fn main() -> Result<()> {
     let device = resolve_device(cli.runtime.device)?;
     match cli.command {
         Command::Embed(args) => embed(args, device),
+        Command::Mine(args) => mine(args, device),
     }
+}
+
+fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
+    use lase::mine::MineOptions;
+    use lase::mine::bitext::{EmbeddingSource, mine_files, write_pairs_tsv};
+    let encoder = match &args.model {
+        Some(dir) => Some(
+            SentenceEncoder::load(dir, device)
+                .with_context(|| format!("loading model {}", dir.display()))?,
+        ),
+        None => None,
+    };
+    let source = match (&encoder, args.src_embeddings, args.tgt_embeddings) {
+        (Some(encoder), _, _) => EmbeddingSource::Model(
+            encoder,
+            lase::inference::EncodeOptions::for_device(device).with_batch_size(args.batch_size),
+        ),
+        (None, Some(src), Some(tgt)) => EmbeddingSource::Precomputed { src, tgt },
+        _ => anyhow::bail!("give --model, or both --src-embeddings and --tgt-embeddings"),
+    };
+    let mut options = MineOptions {
+        margin: args.margin,
+        retrieval: args.retrieval,
+        threshold: args.threshold,
+        one_to_one: args.one_to_one,
+        ..Default::default()
+    };
+    options.knn.k = args.k.max(1);
+    options.knn.device = device;
+    let start = std::time::Instant::now();
+    let pairs = mine_files(
+        &args.src,
+        &args.tgt,
+        &source,
+        &options,
+        args.unify,
+        !args.quiet,
+    )?;
+    write_pairs_tsv(&args.output, &pairs, args.indices)?;
+    println!(
+        "wrote {} pairs to {} ({:?} margin, {:?} retrieval, k={}, threshold {}, {:.1} s)",
+        pairs.len(),
+        args.output.display(),
+        options.margin,
+        options.retrieval,
+        options.knn.k,
+        options
+            .threshold
+            .map_or("none".to_string(), |t| t.to_string()),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 fn embed(args: EmbedArgs, device: tch::Device) -> Result<()> {
@@ -90,17 +201,29 @@ fn embed(args: EmbedArgs, device: tch::Device) -> Result<()> {
     if args.normalize {
         encoder.set_normalize(true);
     }
+    if args.precision == Precision::Bf16
+        && device == tch::Device::Cpu
+        && !lase::runtime::cpu_has_fast_bf16()
+    {
+        tracing::warn!(
+            "this CPU has neither AVX512-BF16 nor AMX: bf16 runs on slow fallback kernels; f32 is faster here"
+        );
+    }
     encoder.set_precision(args.precision);
     let output = args.output.unwrap_or_else(|| {
         let mut name = args.input.clone().into_os_string();
         name.push(".npy");
         PathBuf::from(name)
     });
-    let options = EmbedFileOptions {
-        batch_size: args.batch_size,
-        progress: !args.quiet,
-        ..Default::default()
-    };
+    let mut options = EmbedFileOptions::for_device(device);
+    options.encode.batch_size = args.batch_size.max(1);
+    if let Some(tokens) = args.max_batch_tokens {
+        options.encode.max_batch_tokens = tokens.max(1);
+    }
+    if let Some(workers) = args.workers {
+        options.encode.workers = workers.max(1);
+    }
+    options.progress = !args.quiet;
     let summary = embed_file(&encoder, &args.input, &output, &options)?;
     println!(
         "wrote {} x {} float32 to {} ({} sentences, {} tokens, {:.1} s, {:.0} sentences/s, {:?} on {:?})",

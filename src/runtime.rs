@@ -81,6 +81,22 @@ pub fn resolve_device(choice: DeviceChoice) -> Result<Device> {
     }
 }
 
+/// Whether the CPU has native bfloat16 matrix instructions (AVX512-BF16 or AMX), without
+/// which libtorch's bf16 kernels are slower than float32.
+pub fn cpu_has_fast_bf16() -> bool {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .map(|info| {
+            info.lines()
+                .find(|l| l.starts_with("flags"))
+                .is_some_and(|flags| {
+                    flags
+                        .split_whitespace()
+                        .any(|f| f == "avx512_bf16" || f == "amx_bf16")
+                })
+        })
+        .unwrap_or(false)
+}
+
 /// Sets libtorch's intra-op thread count (0 keeps libtorch's default: one per core).
 pub fn set_threads(threads: usize) {
     if threads > 0 {

@@ -134,6 +134,43 @@ impl SentenceTokenizer {
         Ok(())
     }
 
+    /// A `tokenizer_config.json` for Hugging Face loaders (`PreTrainedTokenizerFast` over
+    /// tokenizer.json), naming the special tokens found among the added tokens.
+    pub fn hf_tokenizer_config(&self) -> serde_json::Value {
+        let mut config = serde_json::json!({
+            "tokenizer_class": "PreTrainedTokenizerFast",
+            "model_max_length": self.max_length,
+            "clean_up_tokenization_spaces": false,
+        });
+        let roles: &[(&str, &[&str])] = &[
+            ("pad_token", &["[PAD]", "<pad>"]),
+            ("unk_token", &["[UNK]", "<unk>"]),
+            ("cls_token", &["[CLS]", "<s>"]),
+            ("sep_token", &["[SEP]", "</s>"]),
+            ("mask_token", &["[MASK]", "<mask>"]),
+            ("bos_token", &["<s>"]),
+            ("eos_token", &["</s>"]),
+        ];
+        let specials: Vec<String> = self
+            .inner
+            .get_added_tokens_decoder()
+            .values()
+            .filter(|t| t.special)
+            .map(|t| t.content.clone())
+            .collect();
+        for (role, names) in roles {
+            if let Some(found) = names.iter().find(|n| specials.iter().any(|s| s == *n)) {
+                config[*role] = serde_json::json!(found);
+            }
+        }
+        if config.get("pad_token").is_none()
+            && let Some(pad) = self.inner.id_to_token(self.pad_id as u32)
+        {
+            config["pad_token"] = serde_json::json!(pad);
+        }
+        config
+    }
+
     /// Tokenizes sentences (with special tokens), in parallel.
     pub fn encode<S: AsRef<str>>(&self, sentences: &[S]) -> Result<Vec<TokenIds>> {
         let prepared: Vec<String> = sentences

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use tch::{Device, Kind, Tensor, nn};
+use tch::{Device, Tensor, nn};
 
 use super::checkpoint::{assign, read_safetensors, write_safetensors};
 use super::config::EncoderConfig;
@@ -16,6 +16,7 @@ use super::dense::{Dense, DenseConfig};
 use super::pooling::{PoolingConfig, pool};
 use super::transformer::Transformer;
 use crate::error::{LaseError, Result};
+use crate::inference::{EncodeOptions, encode_tokens};
 use crate::io::atomic::write_atomic;
 use crate::tokenizer::{SentenceTokenizer, TokenBatch, TokenIds};
 
@@ -392,6 +393,12 @@ impl SentenceEncoder {
         for (name, bytes) in &self.side_files {
             write_atomic(dir.join(name), bytes)?;
         }
+        if !self.side_files.contains_key("tokenizer_config.json") {
+            write_json(
+                &dir.join("tokenizer_config.json"),
+                &self.tokenizer.hf_tokenizer_config(),
+            )?;
+        }
         write_json(
             &dir.join("sentence_bert_config.json"),
             &SentenceBertConfig {
@@ -545,37 +552,23 @@ impl SentenceEncoder {
         }
     }
 
-    /// Embeds sentences for inference: tokenized once, sorted by length so batches carry
-    /// little padding, run without autograd. Returns [N, dim] float32 on the CPU, rows in
-    /// input order.
+    /// Embeds sentences for inference with this device's default scheduling and at most
+    /// `batch_size` sentences per forward pass. Returns [N, dim] float32 on the CPU, rows
+    /// in input order.
     pub fn encode<S: AsRef<str>>(&self, sentences: &[S], batch_size: usize) -> Result<Tensor> {
-        let tokens = self.tokenize(sentences)?;
-        Ok(self.encode_tokens(&tokens, batch_size))
+        let options = EncodeOptions::for_device(self.device()).with_batch_size(batch_size);
+        self.encode_with(sentences, &options)
     }
 
-    /// [`Self::encode`] on already tokenized sentences.
-    pub fn encode_tokens(&self, tokens: &[TokenIds], batch_size: usize) -> Tensor {
-        let n = tokens.len();
-        let dim = self.dim();
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(tokens[i].len()));
-        let mut out = vec![0f32; n * dim];
-        let _guard = tch::no_grad_guard();
-        for chunk in order.chunks(batch_size.max(1)) {
-            let items: Vec<&TokenIds> = chunk.iter().map(|&i| &tokens[i]).collect();
-            let batch = self.batch(&items);
-            let vectors = self
-                .forward_t(&batch, false)
-                .to_device(Device::Cpu)
-                .to_kind(Kind::Float)
-                .contiguous();
-            let mut values = vec![0f32; chunk.len() * dim];
-            vectors.copy_data(&mut values, chunk.len() * dim);
-            for (row, &i) in chunk.iter().enumerate() {
-                out[i * dim..(i + 1) * dim].copy_from_slice(&values[row * dim..(row + 1) * dim]);
-            }
-        }
-        Tensor::from_slice(&out).view([n as i64, dim as i64])
+    /// Embeds sentences: tokenized once, length-sorted into batches, run without autograd
+    /// (see [`crate::inference`]).
+    pub fn encode_with<S: AsRef<str>>(
+        &self,
+        sentences: &[S],
+        options: &EncodeOptions,
+    ) -> Result<Tensor> {
+        let tokens = self.tokenize(sentences)?;
+        Ok(encode_tokens(self, &tokens, options))
     }
 }
 

@@ -1,0 +1,219 @@
+//! Mining parallel sentences from two text files: read (optionally unify) the sentences,
+//! embed them with a model or take precomputed `.npy` embeddings, mine, and write
+//! `score<TAB>src<TAB>tgt` sorted by score.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::{
+    MatrixView, MineOptions, ScoredPair, knn, mine_from_neighbours, normalized_copy_if_needed,
+    unify,
+};
+use crate::error::{LaseError, Result};
+use crate::inference::{EncodeOptions, encode_tokens};
+use crate::io::atomic::AtomicFile;
+use crate::io::npy::NpyMatrix;
+use crate::io::text::read_lines;
+use crate::model::SentenceEncoder;
+
+/// Where sentence vectors come from.
+pub enum EmbeddingSource<'a> {
+    /// Embed the sentences with this model.
+    Model(&'a SentenceEncoder, EncodeOptions),
+    /// Precomputed float32 `.npy` files, one row per line of the source and target files.
+    Precomputed { src: PathBuf, tgt: PathBuf },
+}
+
+/// A mined sentence pair with its 0-based line numbers in the input files.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MinedBitext {
+    pub score: f32,
+    pub src_line: usize,
+    pub tgt_line: usize,
+    pub src: String,
+    pub tgt: String,
+}
+
+/// Sentences of one side, after optional unification.
+struct Side {
+    sentences: Vec<String>,
+    /// Input line of each kept sentence.
+    lines: Vec<usize>,
+    vectors: Vec<f32>,
+}
+
+fn progress_bar(show: bool, len: u64, label: &str) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{label} [{{elapsed_precise}}] [{{wide_bar}}] {{pos}}/{{len}} (ETA {{eta}})"
+        ))
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+/// Embeds sentences chunk by chunk with a progress bar; returns row-major vectors.
+pub fn embed_with_progress(
+    encoder: &SentenceEncoder,
+    sentences: &[String],
+    options: &EncodeOptions,
+    label: &str,
+    show: bool,
+) -> Result<Vec<f32>> {
+    let bar = progress_bar(show, sentences.len() as u64, label);
+    let dim = encoder.dim();
+    let mut out = Vec::with_capacity(sentences.len() * dim);
+    for chunk in sentences.chunks(8192) {
+        let tokens = encoder.tokenize(chunk)?;
+        let v = encode_tokens(encoder, &tokens, options);
+        let mut values = vec![0f32; chunk.len() * dim];
+        v.copy_data(&mut values, chunk.len() * dim);
+        out.extend_from_slice(&values);
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    Ok(out)
+}
+
+fn load_side(
+    path: &Path,
+    source: &EmbeddingSource,
+    npy: Option<&Path>,
+    unify_lines: bool,
+    label: &str,
+    show: bool,
+) -> Result<Side> {
+    let all = read_lines(path)?;
+    let line_count = all.len();
+    let (sentences, lines) = if unify_lines {
+        unify(&all)
+    } else {
+        let n = all.len();
+        (all, (0..n).collect())
+    };
+    let vectors = match (source, npy) {
+        (EmbeddingSource::Model(encoder, options), _) => {
+            embed_with_progress(encoder, &sentences, options, label, show)?
+        }
+        (EmbeddingSource::Precomputed { .. }, Some(npy)) => {
+            let m = NpyMatrix::open(npy)?;
+            if m.rows != line_count {
+                return Err(LaseError::bad_file(
+                    npy,
+                    format!(
+                        "has {} rows but {} has {line_count} lines",
+                        m.rows,
+                        path.display()
+                    ),
+                ));
+            }
+            let values = m.values();
+            let mut out = Vec::with_capacity(lines.len() * m.cols);
+            for &l in &lines {
+                out.extend_from_slice(&values[l * m.cols..(l + 1) * m.cols]);
+            }
+            out
+        }
+        (EmbeddingSource::Precomputed { .. }, None) => {
+            unreachable!("paths passed with Precomputed")
+        }
+    };
+    Ok(Side {
+        sentences,
+        lines,
+        vectors,
+    })
+}
+
+/// Mines `src` against `tgt` (text files, one sentence per line).
+pub fn mine_files(
+    src: &Path,
+    tgt: &Path,
+    source: &EmbeddingSource,
+    options: &MineOptions,
+    unify_lines: bool,
+    show_progress: bool,
+) -> Result<Vec<MinedBitext>> {
+    let (src_npy, tgt_npy) = match source {
+        EmbeddingSource::Precomputed { src, tgt } => (Some(src.as_path()), Some(tgt.as_path())),
+        EmbeddingSource::Model(..) => (None, None),
+    };
+    let x = load_side(
+        src,
+        source,
+        src_npy,
+        unify_lines,
+        "embedding source",
+        show_progress,
+    )?;
+    let y = load_side(
+        tgt,
+        source,
+        tgt_npy,
+        unify_lines,
+        "embedding target",
+        show_progress,
+    )?;
+    let dim_x = x.vectors.len() / x.sentences.len().max(1);
+    let dim_y = y.vectors.len() / y.sentences.len().max(1);
+    let xv = MatrixView::new(&x.vectors, x.sentences.len(), dim_x)?;
+    let yv = MatrixView::new(&y.vectors, y.sentences.len(), dim_y)?;
+    knn::validate_pair(&xv, &yv)?;
+    let x_unit = normalized_copy_if_needed(&xv);
+    let y_unit = normalized_copy_if_needed(&yv);
+    if x_unit.is_some() || y_unit.is_some() {
+        tracing::warn!("embeddings are not unit length; mining on L2-normalised copies");
+    }
+    let xv = x_unit
+        .as_deref()
+        .map_or(Ok(xv), |d| MatrixView::new(d, xv.rows, xv.cols))?;
+    let yv = y_unit
+        .as_deref()
+        .map_or(Ok(yv), |d| MatrixView::new(d, yv.rows, yv.cols))?;
+
+    let total = xv.rows.div_ceil(options.knn.query_block.max(1))
+        * yv.rows.div_ceil(options.knn.key_block.max(1));
+    let bar = progress_bar(show_progress, total as u64, "searching");
+    let (forward, backward) =
+        knn::knn_both_ways_with_progress(&xv, &yv, &options.knn, &mut |done, _| {
+            bar.set_position(done as u64)
+        })?;
+    bar.finish_and_clear();
+    let pairs = mine_from_neighbours(&forward, &backward, options);
+    Ok(pairs
+        .into_iter()
+        .map(|ScoredPair { score, src, tgt }| MinedBitext {
+            score,
+            src_line: x.lines[src],
+            tgt_line: y.lines[tgt],
+            src: x.sentences[src].clone(),
+            tgt: y.sentences[tgt].clone(),
+        })
+        .collect())
+}
+
+/// Writes `score<TAB>src<TAB>tgt` lines (plus `<TAB>src_line<TAB>tgt_line`, 0-based, with
+/// `with_lines`) atomically.
+pub fn write_pairs_tsv(path: &Path, pairs: &[MinedBitext], with_lines: bool) -> Result<()> {
+    let mut f = AtomicFile::create(path)?;
+    for p in pairs {
+        let r = if with_lines {
+            writeln!(
+                f,
+                "{:.6}\t{}\t{}\t{}\t{}",
+                p.score, p.src, p.tgt, p.src_line, p.tgt_line
+            )
+        } else {
+            writeln!(f, "{:.6}\t{}\t{}", p.score, p.src, p.tgt)
+        };
+        r.map_err(|e| LaseError::io(path, e))?;
+    }
+    f.commit()
+}
