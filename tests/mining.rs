@@ -10,7 +10,7 @@ use std::process::Command;
 use common::*;
 use lase::io::npy::{NpyMatrix, write_f32};
 use lase::io::text::read_lines;
-use lase::mine::{KnnOptions, MatrixView, MineOptions, knn_both_ways, mine};
+use lase::mine::{KnnOptions, MatrixView, MineOptions, SearchKernel, knn_both_ways, mine};
 
 fn fixture(name: &str) -> std::path::PathBuf {
     repo_path("tests/fixtures/mining").join(name)
@@ -41,8 +41,16 @@ fn knn_matches_brute_force_reference_for_any_block_size() {
     let (xv, yv) = (x.values(), y.values());
     let xm = MatrixView::new(&xv, x.rows, x.cols).unwrap();
     let ym = MatrixView::new(&yv, y.rows, y.cols).unwrap();
-    for (qb, kb) in [(2048, 4096), (7, 13), (1, 300), (300, 1)] {
+    let kernels = [
+        (SearchKernel::CpuTiles, 0, 0),
+        (SearchKernel::TensorBlocks, 2048, 4096),
+        (SearchKernel::TensorBlocks, 7, 13),
+        (SearchKernel::TensorBlocks, 1, 300),
+        (SearchKernel::TensorBlocks, 300, 1),
+    ];
+    for (kernel, qb, kb) in kernels {
         let opts = KnnOptions {
+            kernel,
             query_block: qb,
             key_block: kb,
             ..KnnOptions::new(4)

@@ -90,10 +90,24 @@ impl Neighbours {
     }
 }
 
-/// Block sizes and device of the exact search.
+/// How the exact search runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SearchKernel {
+    /// Cache-sized tiles with a fused top-k scan on CPU; tensor blocks on GPU.
+    #[default]
+    Auto,
+    /// Cache-sized tiles, one single-threaded product per tile, top-k scanned in Rust
+    /// ([`super::topk_cpu`]); CPU only.
+    CpuTiles,
+    /// Large blocks with libtorch matmul and top-k (any device).
+    TensorBlocks,
+}
+
+/// Kernel, block sizes (of the tensor path) and device of the exact search.
 #[derive(Clone, Debug)]
 pub struct KnnOptions {
     pub k: usize,
+    pub kernel: SearchKernel,
     /// Rows of X per block.
     pub query_block: usize,
     /// Rows of Y per block.
@@ -105,6 +119,7 @@ impl KnnOptions {
     pub fn new(k: usize) -> Self {
         Self {
             k,
+            kernel: SearchKernel::Auto,
             query_block: 2048,
             key_block: 4096,
             device: Device::Cpu,
@@ -192,12 +207,28 @@ pub fn knn_both_ways_with_progress(
     x: &MatrixView,
     y: &MatrixView,
     options: &KnnOptions,
-    progress: &mut dyn FnMut(usize, usize),
+    progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<(Neighbours, Neighbours)> {
     validate_pair(x, y)?;
     let kx = options.k.clamp(1, y.rows);
     let ky = options.k.clamp(1, x.rows);
     let device = options.device;
+    let tiles = match options.kernel {
+        SearchKernel::Auto => device == Device::Cpu,
+        SearchKernel::CpuTiles => true,
+        SearchKernel::TensorBlocks => false,
+    };
+    if tiles {
+        if device != Device::Cpu {
+            return Err(LaseError::InvalidArgument(
+                "the cpu-tiles search kernel runs on the CPU only".into(),
+            ));
+        }
+        let workers = tch::get_num_threads().max(1) as usize;
+        return Ok(super::topk_cpu::knn_both_ways_cpu(
+            x, y, kx, ky, workers, progress,
+        ));
+    }
     let mut x_best = TopK::new(x.rows, kx, device);
     let mut y_best = TopK::new(y.rows, ky, device);
     let _no_grad = tch::no_grad_guard();

@@ -7,10 +7,11 @@ pub mod bitext;
 pub mod knn;
 pub mod margin;
 pub mod retrieval;
+pub mod topk_cpu;
 
 use std::collections::HashMap;
 
-pub use knn::{KnnOptions, MatrixView, Neighbours, knn, knn_both_ways};
+pub use knn::{KnnOptions, MatrixView, Neighbours, SearchKernel, knn, knn_both_ways};
 pub use margin::Margin;
 pub use retrieval::{Retrieval, ScoredPair};
 
