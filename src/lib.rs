@@ -6,6 +6,7 @@
 
 pub mod embed;
 pub mod error;
+pub mod eval;
 pub mod inference;
 pub mod io;
 pub mod mine;

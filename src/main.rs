@@ -38,6 +38,36 @@ enum Command {
     Embed(EmbedArgs),
     /// Mine parallel sentences from two monolingual files (margin-scored k-NN, as LASER).
     Mine(MineArgs),
+    /// Evaluate a model on benchmarks (so far: tatoeba).
+    Eval(EvalArgs),
+}
+
+#[derive(Args)]
+struct EvalArgs {
+    /// Model folder.
+    #[arg(long)]
+    model: PathBuf,
+    /// Comma-separated suites: tatoeba.
+    #[arg(long, value_delimiter = ',', default_value = "tatoeba")]
+    suite: Vec<String>,
+    /// Restrict to these languages (comma-separated codes, e.g. deu,fra,cmn).
+    #[arg(long, value_delimiter = ',')]
+    langs: Option<Vec<String>>,
+    /// Folder holding the benchmark data (tatoeba-laser/, ...).
+    #[arg(long, default_value = "../shared/data")]
+    data_dir: PathBuf,
+    /// Write all numbers as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write a Markdown report.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Most sentences per forward pass.
+    #[arg(long, default_value_t = 32)]
+    batch_size: usize,
+    /// Do not draw progress bars.
+    #[arg(long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -137,7 +167,57 @@ fn main() -> Result<()> {
     match cli.command {
         Command::Embed(args) => embed(args, device),
         Command::Mine(args) => mine(args, device),
+        Command::Eval(args) => eval(args, device),
     }
+}
+
+fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
+    use lase::eval::tatoeba;
+    let encoder = SentenceEncoder::load(&args.model, device)
+        .with_context(|| format!("loading model {}", args.model.display()))?;
+    let options =
+        lase::inference::EncodeOptions::for_device(device).with_batch_size(args.batch_size);
+    let mut json = serde_json::Map::new();
+    let mut report = format!("# Evaluation of {}\n\n", args.model.display());
+    for suite in &args.suite {
+        let start = std::time::Instant::now();
+        match suite.as_str() {
+            "tatoeba" => {
+                let sets =
+                    tatoeba::load(&args.data_dir.join("tatoeba-laser"), args.langs.as_deref())?;
+                let r = tatoeba::evaluate(&encoder, &sets, &options, !args.quiet)?;
+                println!(
+                    "tatoeba: {} languages, mean P@1 {:.2} (xx->en {:.2}, en->xx {:.2}), xSIM error xx->en {:.2}; {:.0} s",
+                    r.average.languages,
+                    r.average.p_at_1,
+                    r.average.p_at_1_xx_en,
+                    r.average.p_at_1_en_xx,
+                    r.average.xsim_error_xx_en,
+                    start.elapsed().as_secs_f64()
+                );
+                for (name, g) in &r.groups {
+                    println!(
+                        "tatoeba {name}: {} languages, mean P@1 {:.2}",
+                        g.languages, g.p_at_1
+                    );
+                }
+                report += &format!(
+                    "## Tatoeba (P@1 and xSIM error, %)\n\n{}\n",
+                    tatoeba::markdown(&r)
+                );
+                json.insert("tatoeba".into(), serde_json::to_value(&r)?);
+            }
+            other => anyhow::bail!("unknown suite {other:?} (available: tatoeba)"),
+        }
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&json)? + "\n";
+        lase::io::atomic::write_atomic(path, text.as_bytes())?;
+    }
+    if let Some(path) = &args.report {
+        lase::io::atomic::write_atomic(path, report.as_bytes())?;
+    }
+    Ok(())
 }
 
 fn mine(args: MineArgs, device: tch::Device) -> Result<()> {

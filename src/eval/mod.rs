@@ -1,0 +1,7 @@
+//! Evaluation on the field's benchmarks. Metrics take embeddings (so each can be checked
+//! without an encoder); suites read the test data as it is shipped and embed it.
+
+pub mod bitext_retrieval;
+pub mod tatoeba;
+
+pub use bitext_retrieval::{RetrievalScores, bitext_retrieval};

@@ -1,0 +1,124 @@
+//! Evaluation metrics equal an independent numpy reference on fixed embeddings
+//! (tests/fixtures/eval/make_reference.py), and the Tatoeba reader handles the files
+//! as shipped.
+
+mod common;
+
+use common::*;
+use lase::eval::bitext_retrieval;
+use lase::io::npy::NpyMatrix;
+use lase::io::text::read_lines;
+use lase::mine::MatrixView;
+
+#[test]
+fn p_at_1_and_xsim_match_the_reference() {
+    let dir = repo_path("tests/fixtures/eval");
+    let (x, y) = (
+        NpyMatrix::open(dir.join("x.npy")).unwrap(),
+        NpyMatrix::open(dir.join("y.npy")).unwrap(),
+    );
+    let (xv, yv) = (x.values(), y.values());
+    let xm = MatrixView::new(&xv, x.rows, x.cols).unwrap();
+    let ym = MatrixView::new(&yv, y.rows, y.cols).unwrap();
+    let xt = read_lines(dir.join("x.txt")).unwrap();
+    let yt = read_lines(dir.join("y.txt")).unwrap();
+    let want: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let got = bitext_retrieval(&xm, &ym, Some((&xt, &yt))).unwrap();
+    let close = |a: f64, b: &serde_json::Value| (a - b.as_f64().unwrap()).abs() < 1e-9;
+    assert!(
+        close(got.p_at_1_xy, &want["xy"]["p_at_1"]),
+        "{got:?} vs {want}"
+    );
+    assert!(
+        close(got.p_at_1_yx, &want["yx"]["p_at_1"]),
+        "{got:?} vs {want}"
+    );
+    assert!(
+        close(got.xsim_error_xy, &want["xy"]["xsim_error"]),
+        "{got:?} vs {want}"
+    );
+    assert!(
+        close(got.xsim_error_yx, &want["yx"]["xsim_error"]),
+        "{got:?} vs {want}"
+    );
+    // Without texts, duplicates no longer count: scores can only drop.
+    let strict = bitext_retrieval(&xm, &ym, None).unwrap();
+    assert!(strict.p_at_1_xy <= got.p_at_1_xy && strict.xsim_error_xy >= got.xsim_error_xy);
+}
+
+#[test]
+fn tatoeba_reader_checks_alignment_and_languages() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tatoeba.deu-eng.deu"), "Hallo\nWelt\n").unwrap();
+    std::fs::write(dir.path().join("tatoeba.deu-eng.eng"), "Hello\nWorld\n").unwrap();
+    std::fs::write(dir.path().join("tatoeba.fra-eng.fra"), "Bonjour\n").unwrap();
+    std::fs::write(dir.path().join("tatoeba.fra-eng.eng"), "Hello\nextra\n").unwrap();
+    let only_deu = lase::eval::tatoeba::load(dir.path(), Some(&["deu".to_string()])).unwrap();
+    assert_eq!(only_deu.len(), 1);
+    assert_eq!(only_deu[0].english, vec!["Hello", "World"]);
+    let e = lase::eval::tatoeba::load(dir.path(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("tatoeba.fra-eng.fra") && e.contains("1 lines"),
+        "{e}"
+    );
+    let e = lase::eval::tatoeba::load(dir.path(), Some(&["xyz".to_string()]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("xyz"), "{e}");
+}
+
+#[test]
+fn cli_eval_writes_json_and_report() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data/tatoeba-laser");
+    std::fs::create_dir_all(&data).unwrap();
+    let de = [
+        "der hund ist groß",
+        "die katze ist klein",
+        "das haus ist rot",
+        "der hund läuft schnell",
+    ];
+    let en = [
+        "the dog is big",
+        "the cat is small",
+        "the house is red",
+        "the dog runs fast",
+    ];
+    std::fs::write(data.join("tatoeba.deu-eng.deu"), de.join("\n") + "\n").unwrap();
+    std::fs::write(data.join("tatoeba.deu-eng.eng"), en.join("\n") + "\n").unwrap();
+    let model = work.path().join("model");
+    tiny_encoder(tiny_config(), mean_head(16, true), 51)
+        .save(&model)
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lase"))
+        .args([
+            "--device", "cpu", "eval", "--quiet", "--suite", "tatoeba", "--model",
+        ])
+        .arg(&model)
+        .arg("--data-dir")
+        .arg(work.path().join("data"))
+        .arg("--json")
+        .arg(work.path().join("r.json"))
+        .arg("--report")
+        .arg(work.path().join("r.md"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(work.path().join("r.json")).unwrap())
+            .unwrap();
+    let deu = &json["tatoeba"]["languages"]["deu"];
+    assert_eq!(deu["pairs"], 4);
+    let p1 = deu["p_at_1_xy"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&p1));
+    assert_eq!(json["tatoeba"]["average"]["languages"], 1);
+    let md = std::fs::read_to_string(work.path().join("r.md")).unwrap();
+    assert!(md.contains("| deu | 4 |"), "{md}");
+}
