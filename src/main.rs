@@ -111,6 +111,12 @@ struct MineArgs {
     /// Append 0-based source and target line numbers as two more columns.
     #[arg(long)]
     indices: bool,
+    /// Approximate shortlist before exact rescoring: none (exact search), binary, int8.
+    #[arg(long, default_value = "none")]
+    quantize: lase::mine::quantized::Quantization,
+    /// Shortlist size as a multiple of k (with --quantize).
+    #[arg(long, default_value_t = 10)]
+    rescore: usize,
     /// Most sentences per forward pass when embedding.
     #[arg(long, default_value_t = 32)]
     batch_size: usize,
@@ -248,7 +254,9 @@ fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
     options.knn.k = args.k.max(1);
     options.knn.device = device;
     let start = std::time::Instant::now();
-    let pairs = mine_files(
+    options.quantization = args.quantize;
+    options.rescore = args.rescore.max(1);
+    let (pairs, approximation) = mine_files(
         &args.src,
         &args.tgt,
         &source,
@@ -257,6 +265,18 @@ fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
         !args.quiet,
     )?;
     write_pairs_tsv(&args.output, &pairs, args.indices)?;
+    if let Some(a) = approximation {
+        println!(
+            "{:?} shortlist of {} x k: recall@{} against exact search on {} sampled queries: source->target {:.4}, target->source {:.4}; codes {:.1} MiB",
+            options.quantization,
+            options.rescore,
+            options.knn.k,
+            a.sampled,
+            a.recall_forward,
+            a.recall_backward,
+            a.code_bytes as f64 / 1048576.0
+        );
+    }
     println!(
         "wrote {} pairs to {} ({:?} margin, {:?} retrieval, k={}, threshold {}, {:.1} s)",
         pairs.len(),

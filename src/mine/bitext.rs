@@ -7,10 +7,7 @@ use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::{
-    MatrixView, MineOptions, ScoredPair, knn, mine_from_neighbours, normalized_copy_if_needed,
-    unify,
-};
+use super::{MatrixView, MineOptions, ScoredPair, knn, normalized_copy_if_needed, unify};
 use crate::error::{LaseError, Result};
 use crate::inference::{EncodeOptions, encode_tokens};
 use crate::io::atomic::AtomicFile;
@@ -140,7 +137,7 @@ pub fn mine_files(
     options: &MineOptions,
     unify_lines: bool,
     show_progress: bool,
-) -> Result<Vec<MinedBitext>> {
+) -> Result<(Vec<MinedBitext>, Option<super::ApproximationReport>)> {
     let (src_npy, tgt_npy) = match source {
         EmbeddingSource::Precomputed { src, tgt } => (Some(src.as_path()), Some(tgt.as_path())),
         EmbeddingSource::Model(..) => (None, None),
@@ -178,16 +175,14 @@ pub fn mine_files(
         .as_deref()
         .map_or(Ok(yv), |d| MatrixView::new(d, yv.rows, yv.cols))?;
 
-    let total = xv.rows.div_ceil(options.knn.query_block.max(1))
-        * yv.rows.div_ceil(options.knn.key_block.max(1));
-    let bar = progress_bar(show_progress, total as u64, "searching");
-    let (forward, backward) =
-        knn::knn_both_ways_with_progress(&xv, &yv, &options.knn, &mut |done, _| {
-            bar.set_position(done as u64)
-        })?;
+    let bar = progress_bar(show_progress, 1, "searching");
+    let result = super::mine_with_progress(&xv, &yv, options, &mut |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64)
+    })?;
     bar.finish_and_clear();
-    let pairs = mine_from_neighbours(&forward, &backward, options);
-    Ok(pairs
+    let mined = result
+        .pairs
         .into_iter()
         .map(|ScoredPair { score, src, tgt }| MinedBitext {
             score,
@@ -196,7 +191,8 @@ pub fn mine_files(
             src: x.sentences[src].clone(),
             tgt: y.sentences[tgt].clone(),
         })
-        .collect())
+        .collect();
+    Ok((mined, result.approximation))
 }
 
 /// Writes `score<TAB>src<TAB>tgt` lines (plus `<TAB>src_line<TAB>tgt_line`, 0-based, with

@@ -6,6 +6,7 @@
 pub mod bitext;
 pub mod knn;
 pub mod margin;
+pub mod quantized;
 pub mod retrieval;
 pub mod topk_cpu;
 
@@ -27,6 +28,12 @@ pub struct MineOptions {
     pub threshold: Option<f32>,
     /// Use each source and each target sentence at most once (implied by `max`).
     pub one_to_one: bool,
+    /// Approximate shortlist (binary / int8 codes) before exact float rescoring.
+    pub quantization: quantized::Quantization,
+    /// Shortlist size as a multiple of k.
+    pub rescore: usize,
+    /// Queries per direction on which approximate search is checked against exact search.
+    pub recall_sample: usize,
 }
 
 impl Default for MineOptions {
@@ -37,6 +44,9 @@ impl Default for MineOptions {
             retrieval: Retrieval::Max,
             threshold: None,
             one_to_one: false,
+            quantization: quantized::Quantization::None,
+            rescore: 10,
+            recall_sample: 1000,
         }
     }
 }
@@ -46,16 +56,114 @@ pub struct MiningResult {
     pub forward: Neighbours,
     pub backward: Neighbours,
     pub pairs: Vec<ScoredPair>,
+    /// For approximate search: what was measured against exact search.
+    pub approximation: Option<ApproximationReport>,
+}
+
+/// Quality and size of an approximate search, measured by the search itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApproximationReport {
+    /// Queries per direction compared with exact search.
+    pub sampled: usize,
+    pub recall_forward: f64,
+    pub recall_backward: f64,
+    /// Bytes of the codes of both matrices (float32 would take 4 x rows x dim).
+    pub code_bytes: usize,
+}
+
+/// Every `n / count`-th row (deterministic sample).
+fn sample_rows(n: usize, count: usize) -> Vec<usize> {
+    let step = n.div_ceil(count.max(1)).max(1);
+    (0..n).step_by(step).collect()
+}
+
+/// Recall@k of `approx` (neighbours of `x`'s rows in `y`) against exact search on a sample.
+fn sampled_recall(
+    x: &MatrixView,
+    y: &MatrixView,
+    approx: &Neighbours,
+    count: usize,
+    knn_options: &KnnOptions,
+) -> Result<(usize, f64)> {
+    let rows = sample_rows(x.rows, count);
+    let data: Vec<f32> = rows
+        .iter()
+        .flat_map(|&i| x.row(i).iter().copied())
+        .collect();
+    let sub = MatrixView::new(&data, rows.len(), x.cols)?;
+    let exact = knn(
+        &sub,
+        y,
+        &KnnOptions {
+            k: approx.k,
+            ..knn_options.clone()
+        },
+    )?;
+    let approx_sub = Neighbours {
+        k: approx.k,
+        scores: rows
+            .iter()
+            .flat_map(|&i| approx.scores_of(i).iter().copied())
+            .collect(),
+        indices: rows
+            .iter()
+            .flat_map(|&i| approx.indices_of(i).iter().copied())
+            .collect(),
+    };
+    let all: Vec<usize> = (0..rows.len()).collect();
+    Ok((
+        rows.len(),
+        quantized::recall_at_k(&approx_sub, &exact, &all),
+    ))
 }
 
 /// Mines pairs between source rows `x` and target rows `y` (L2-normalised embeddings).
 pub fn mine(x: &MatrixView, y: &MatrixView, options: &MineOptions) -> Result<MiningResult> {
-    let (forward, backward) = knn_both_ways(x, y, &options.knn)?;
+    mine_with_progress(x, y, options, &mut |_, _| {})
+}
+
+/// [`mine`] with a progress callback for the exact search.
+pub fn mine_with_progress(
+    x: &MatrixView,
+    y: &MatrixView,
+    options: &MineOptions,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<MiningResult> {
+    let (forward, backward, approximation) = match options.quantization {
+        quantized::Quantization::None => {
+            let (f, b) = knn::knn_both_ways_with_progress(x, y, &options.knn, progress)?;
+            (f, b, None)
+        }
+        q => {
+            knn::validate_pair(x, y)?;
+            let threads = tch::get_num_threads().max(1) as usize;
+            let (f, b, code_bytes) = quantized::knn_both_ways_quantized(
+                x,
+                y,
+                options.knn.k,
+                q,
+                options.rescore,
+                threads,
+            );
+            let (sampled, recall_forward) =
+                sampled_recall(x, y, &f, options.recall_sample, &options.knn)?;
+            let (_, recall_backward) =
+                sampled_recall(y, x, &b, options.recall_sample, &options.knn)?;
+            let report = ApproximationReport {
+                sampled,
+                recall_forward,
+                recall_backward,
+                code_bytes,
+            };
+            (f, b, Some(report))
+        }
+    };
     let pairs = mine_from_neighbours(&forward, &backward, options);
     Ok(MiningResult {
         forward,
         backward,
         pairs,
+        approximation,
     })
 }
 
