@@ -11,8 +11,8 @@ use super::bitext_retrieval::{RetrievalScores, bitext_retrieval};
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
 use crate::io::text::read_lines;
-use crate::mine::MatrixView;
 use crate::mine::bitext::embed_with_progress;
+use crate::mine::{MatrixView, normalize_rows};
 use crate::model::SentenceEncoder;
 
 /// Named language groups whose averages papers report.
@@ -179,12 +179,8 @@ pub fn evaluate(
         let mut xv = embed_with_progress(encoder, &set.sentences, options, &label, progress)?;
         let mut ev = embed_with_progress(encoder, &set.english, options, &label, progress)?;
         if !encoder.normalizes() {
-            for v in [&mut xv, &mut ev] {
-                for row in v.chunks_exact_mut(encoder.dim()) {
-                    let n = row.iter().map(|a| a * a).sum::<f32>().sqrt().max(1e-12);
-                    row.iter_mut().for_each(|a| *a /= n);
-                }
-            }
+            normalize_rows(&mut xv, encoder.dim());
+            normalize_rows(&mut ev, encoder.dim());
         }
         embeddings.insert(set.lang.clone(), (xv, ev));
     }

@@ -203,6 +203,14 @@ pub fn unify(lines: &[String]) -> (Vec<String>, Vec<usize>) {
     (unique, origin)
 }
 
+/// Scales each `dim`-wide row of `values` to unit L2 norm (rows of zeros stay zero).
+pub fn normalize_rows(values: &mut [f32], dim: usize) {
+    for row in values.chunks_exact_mut(dim.max(1)) {
+        let n = row.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+        row.iter_mut().for_each(|v| *v /= n);
+    }
+}
+
 /// Checks that rows are unit vectors; returns a normalised copy when they are not.
 pub fn normalized_copy_if_needed(m: &MatrixView) -> Option<Vec<f32>> {
     let off = (0..m.rows).any(|i| {
@@ -211,10 +219,7 @@ pub fn normalized_copy_if_needed(m: &MatrixView) -> Option<Vec<f32>> {
     });
     off.then(|| {
         let mut out = m.data.to_vec();
-        for row in out.chunks_exact_mut(m.cols) {
-            let n = row.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
-            row.iter_mut().for_each(|v| *v /= n);
-        }
+        normalize_rows(&mut out, m.cols);
         out
     })
 }
