@@ -47,10 +47,11 @@ struct EvalArgs {
     /// Model folder.
     #[arg(long)]
     model: PathBuf,
-    /// Comma-separated suites: tatoeba.
-    #[arg(long, value_delimiter = ',', default_value = "tatoeba")]
+    /// Comma-separated suites: tatoeba, flores, sts.
+    #[arg(long, value_delimiter = ',', default_value = "tatoeba,flores,sts")]
     suite: Vec<String>,
-    /// Restrict to these languages (comma-separated codes, e.g. deu,fra,cmn).
+    /// Restrict to these languages, in each suite's codes (tatoeba: deu; flores: deu_Latn;
+    /// sts: de, ko). Codes a suite does not know are an error for that suite.
     #[arg(long, value_delimiter = ',')]
     langs: Option<Vec<String>>,
     /// Folder holding the benchmark data (tatoeba-laser/, ...).
@@ -213,7 +214,61 @@ fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
                 );
                 json.insert("tatoeba".into(), serde_json::to_value(&r)?);
             }
-            other => anyhow::bail!("unknown suite {other:?} (available: tatoeba)"),
+            "flores" => {
+                use lase::eval::flores;
+                let dir = args.data_dir.join("flores200-devtest/devtest");
+                let r =
+                    flores::evaluate(&encoder, &dir, args.langs.as_deref(), &options, !args.quiet)?;
+                println!(
+                    "flores: {} xx-eng pairs, mean P@1 {:.2}, xSIM error xx->en {:.2}{}; {:.0} s",
+                    r.xx_eng.len(),
+                    r.xx_eng_mean_p_at_1,
+                    r.xx_eng_mean_xsim_error,
+                    r.non_english_mean_p_at_1.map_or(String::new(), |p| format!(
+                        ", {} non-English pairs P@1 {p:.2}",
+                        r.non_english.len()
+                    )),
+                    start.elapsed().as_secs_f64()
+                );
+                report += "## FLORES-200 devtest, xx-eng (%)\n\n| language | P@1 xx->en | P@1 en->xx | xSIM error xx->en |\n| --- | ---: | ---: | ---: |\n";
+                for (l, s) in &r.xx_eng {
+                    report += &format!(
+                        "| {l} | {:.1} | {:.1} | {:.1} |\n",
+                        100.0 * s.p_at_1_xy,
+                        100.0 * s.p_at_1_yx,
+                        100.0 * s.xsim_error_xy
+                    );
+                }
+                report += &format!("| **mean** | | | P@1 {:.1} |\n\n", r.xx_eng_mean_p_at_1);
+                json.insert("flores".into(), serde_json::to_value(&r)?);
+            }
+            "sts" => {
+                use lase::eval::sts;
+                let r = sts::evaluate(
+                    &encoder,
+                    &args.data_dir,
+                    args.langs.as_deref(),
+                    &options,
+                    !args.quiet,
+                )?;
+                let show = |m: &std::collections::BTreeMap<String, f64>| {
+                    m.iter()
+                        .map(|(k, v)| format!("{k} {v:.1}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                println!("sts (Spearman x100): {}", show(&r.monolingual));
+                if !r.cross_lingual.is_empty() {
+                    println!("sts cross-lingual: {}", show(&r.cross_lingual));
+                }
+                report += "## STS (Spearman x100 of cosine vs gold)\n\n| set | Spearman |\n| --- | ---: |\n";
+                for (k, v) in r.monolingual.iter().chain(&r.cross_lingual) {
+                    report += &format!("| {k} | {v:.1} |\n");
+                }
+                report += "\n";
+                json.insert("sts".into(), serde_json::to_value(&r)?);
+            }
+            other => anyhow::bail!("unknown suite {other:?} (available: tatoeba, flores, sts)"),
         }
     }
     if let Some(path) = &args.json {

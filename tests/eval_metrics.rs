@@ -122,3 +122,61 @@ fn cli_eval_writes_json_and_report() {
     let md = std::fs::read_to_string(work.path().join("r.md")).unwrap();
     assert!(md.contains("| deu | 4 |"), "{md}");
 }
+
+#[test]
+fn spearman_with_ties_matches_scipy() {
+    let path = repo_path("tests/fixtures/eval/spearman.json");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let list = |k: &str| -> Vec<f64> {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let got = lase::eval::spearman::spearman(&list("pred"), &list("gold"));
+    assert!(
+        (got - v["spearman"].as_f64().unwrap()).abs() < 1e-12,
+        "{got} vs {}",
+        v["spearman"]
+    );
+}
+
+#[test]
+fn sts_readers_parse_quoted_csv_and_name_bad_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("stsb-en-test.csv"),
+        "\"A man, smiling.\",\"He said \"\"hi\"\", then left.\",4.2\r\nplain,text,0.0\r\n",
+    )
+    .unwrap();
+    let s = lase::eval::sts::load_stsb(dir.path(), "en", "test").unwrap();
+    assert_eq!(s.sentence1, vec!["A man, smiling.", "plain"]);
+    assert_eq!(s.sentence2, vec!["He said \"hi\", then left.", "text"]);
+    assert_eq!(s.scores, vec![4.2, 0.0]);
+    std::fs::write(
+        dir.path().join("stsb-de-test.csv"),
+        "a,b,1.0\r\nc,d,high\r\n",
+    )
+    .unwrap();
+    let e = lase::eval::sts::load_stsb(dir.path(), "de", "test")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("stsb-de-test.csv:2:") && e.contains("high"),
+        "{e}"
+    );
+    std::fs::write(
+        dir.path().join("sts-test.tsv"),
+        "genre\tfilename\tyear\tid\tscore\tsentence1\tsentence2\nx\ty\tz\t1\t2.5\t가\t나\nbroken\tline\n",
+    )
+    .unwrap();
+    let e = lase::eval::sts::load_korsts(dir.path(), "test")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("sts-test.tsv:3:") && e.contains("2 fields"),
+        "{e}"
+    );
+}

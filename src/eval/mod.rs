@@ -2,6 +2,9 @@
 //! without an encoder); suites read the test data as it is shipped and embed it.
 
 pub mod bitext_retrieval;
+pub mod flores;
+pub mod spearman;
+pub mod sts;
 pub mod tatoeba;
 
 pub use bitext_retrieval::{RetrievalScores, bitext_retrieval};

@@ -6,6 +6,10 @@
 //! which measured as slow as the product itself (docs/benchmarks.md).
 //!
 //! Ties keep the lower index first, as a stable sort would.
+//!
+//! Memory beyond the inputs: per worker one tile (2 MiB) and column lists for all of Y
+//! (12 k bytes per row of Y: 4.8 MB for 100k rows at k = 4). With many workers and
+//! very large Y, those lists dominate; sharding Y across workers would remove the copies.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,0 +1,131 @@
+//! FLORES-200 devtest (N-way parallel, 204 languages, 1,012 sentences): P@1 and xSIM
+//! error for every xx-eng pair, and for non-English pairs among chosen languages. Each
+//! language is embedded once and reused for every pair it is in.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::bitext_retrieval::{RetrievalScores, bitext_retrieval};
+use crate::error::{LaseError, Result};
+use crate::inference::EncodeOptions;
+use crate::io::text::read_lines;
+use crate::mine::bitext::embed_with_progress;
+use crate::mine::{MatrixView, normalize_rows};
+use crate::model::SentenceEncoder;
+
+pub const ENGLISH: &str = "eng_Latn";
+
+/// Languages present in `dir` (`<code>.devtest`), sorted.
+pub fn languages(dir: &Path) -> Result<Vec<String>> {
+    let mut codes: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| LaseError::io(dir, e))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .strip_suffix(".devtest")
+                .map(str::to_owned)
+        })
+        .collect();
+    codes.sort();
+    Ok(codes)
+}
+
+/// FLORES results: xx-eng per language, non-English pairs, and averages (percent).
+#[derive(Clone, Debug, Serialize)]
+pub struct FloresReport {
+    /// Keyed by xx; x = xx, y = English.
+    pub xx_eng: BTreeMap<String, RetrievalScores>,
+    /// Keyed by "src-tgt" for the non-English languages asked for.
+    pub non_english: BTreeMap<String, RetrievalScores>,
+    pub xx_eng_mean_p_at_1: f64,
+    pub xx_eng_mean_xsim_error: f64,
+    pub non_english_mean_p_at_1: Option<f64>,
+}
+
+/// Evaluates xx-eng for `langs` (all languages by default) and every ordered pair among
+/// the non-English languages of `langs` when 2 to 30 are given.
+pub fn evaluate(
+    encoder: &SentenceEncoder,
+    dir: &Path,
+    langs: Option<&[String]>,
+    options: &EncodeOptions,
+    progress: bool,
+) -> Result<FloresReport> {
+    let available = languages(dir)?;
+    let chosen: Vec<String> = match langs {
+        Some(ls) => {
+            for l in ls {
+                if !available.contains(l) {
+                    return Err(LaseError::bad_file(
+                        dir,
+                        format!("no FLORES devtest file for {l:?}"),
+                    ));
+                }
+            }
+            ls.to_vec()
+        }
+        None => available.clone(),
+    };
+    let dim = encoder.dim();
+    let mut cache: BTreeMap<String, (Vec<String>, Vec<f32>)> = BTreeMap::new();
+    let mut load = |lang: &str| -> Result<()> {
+        if !cache.contains_key(lang) {
+            let sentences = read_lines(dir.join(format!("{lang}.devtest")))?;
+            let mut v = embed_with_progress(
+                encoder,
+                &sentences,
+                options,
+                &format!("flores {lang}"),
+                progress,
+            )?;
+            normalize_rows(&mut v, dim);
+            cache.insert(lang.to_owned(), (sentences, v));
+        }
+        Ok(())
+    };
+    load(ENGLISH)?;
+    for l in &chosen {
+        load(l)?;
+    }
+    let pair = |a: &str, b: &str| -> Result<RetrievalScores> {
+        let (sa, va) = &cache[a];
+        let (sb, vb) = &cache[b];
+        if sa.len() != sb.len() {
+            return Err(LaseError::bad_file(
+                dir.join(format!("{a}.devtest")),
+                format!("{} lines but {b}.devtest has {}", sa.len(), sb.len()),
+            ));
+        }
+        let x = MatrixView::new(va, sa.len(), dim)?;
+        let y = MatrixView::new(vb, sb.len(), dim)?;
+        bitext_retrieval(&x, &y, Some((sa, sb)))
+    };
+    let non_english: Vec<&String> = chosen.iter().filter(|l| *l != ENGLISH).collect();
+    let mut xx_eng = BTreeMap::new();
+    for l in &non_english {
+        xx_eng.insert((*l).clone(), pair(l, ENGLISH)?);
+    }
+    let mut pairs = BTreeMap::new();
+    if langs.is_some() && (2..=30).contains(&non_english.len()) {
+        for a in &non_english {
+            for b in &non_english {
+                if a != b {
+                    pairs.insert(format!("{a}-{b}"), pair(a, b)?);
+                }
+            }
+        }
+    }
+    let mean = |m: &BTreeMap<String, RetrievalScores>, f: fn(&RetrievalScores) -> f64| {
+        100.0 * m.values().map(f).sum::<f64>() / m.len().max(1) as f64
+    };
+    Ok(FloresReport {
+        xx_eng_mean_p_at_1: mean(&xx_eng, RetrievalScores::p_at_1),
+        xx_eng_mean_xsim_error: mean(&xx_eng, |s| s.xsim_error_xy),
+        non_english_mean_p_at_1: (!pairs.is_empty()).then(|| mean(&pairs, |s| s.p_at_1_xy)),
+        xx_eng,
+        non_english: pairs,
+    })
+}

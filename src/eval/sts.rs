@@ -1,0 +1,180 @@
+//! Semantic textual similarity: Spearman correlation (x100) between the cosine of two
+//! sentence vectors and the gold score. Monolingual for the 11 languages of STS-B multi-MT
+//! and KorSTS; cross-lingual by pairing sentence 1 in one language with sentence 2 in
+//! another (rows are aligned across languages), as STS2017-extended was built.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::spearman::spearman;
+use crate::error::{LaseError, Result};
+use crate::inference::EncodeOptions;
+use crate::mine::bitext::embed_with_progress;
+use crate::mine::normalize_rows;
+use crate::model::SentenceEncoder;
+
+/// The STS-B multi-MT languages.
+pub const STSB_LANGUAGES: &[&str] = &[
+    "de", "en", "es", "fr", "it", "ja", "nl", "pl", "pt", "ru", "zh",
+];
+/// Cross-lingual pairs reported by default.
+pub const CROSS_LINGUAL: &[(&str, &str)] = &[
+    ("en", "de"),
+    ("en", "es"),
+    ("en", "fr"),
+    ("en", "it"),
+    ("en", "nl"),
+    ("en", "ru"),
+    ("en", "zh"),
+];
+
+/// One language's STS test set.
+#[derive(Clone, Debug)]
+pub struct StsSet {
+    pub sentence1: Vec<String>,
+    pub sentence2: Vec<String>,
+    pub scores: Vec<f64>,
+}
+
+/// Reads `stsb-<lang>-<split>.csv` (no header: sentence1, sentence2, score; excel CSV).
+pub fn load_stsb(dir: &Path, lang: &str, split: &str) -> Result<StsSet> {
+    let path = dir.join(format!("stsb-{lang}-{split}.csv"));
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(&path)
+        .map_err(|e| LaseError::bad_file(&path, e.to_string()))?;
+    let mut set = StsSet {
+        sentence1: vec![],
+        sentence2: vec![],
+        scores: vec![],
+    };
+    for (i, record) in reader.records().enumerate() {
+        let line = i + 1;
+        let r = record.map_err(|e| LaseError::bad_line(&path, line, e.to_string()))?;
+        if r.len() != 3 {
+            return Err(LaseError::bad_line(
+                &path,
+                line,
+                format!("{} fields, expected 3", r.len()),
+            ));
+        }
+        let score = r[2].trim().parse().map_err(|_| {
+            LaseError::bad_line(&path, line, format!("score {:?} is not a number", &r[2]))
+        })?;
+        set.sentence1.push(r[0].to_owned());
+        set.sentence2.push(r[1].to_owned());
+        set.scores.push(score);
+    }
+    Ok(set)
+}
+
+/// Reads KorSTS `sts-<split>.tsv` (header; tab-separated; score in field 5, sentences 6-7).
+pub fn load_korsts(dir: &Path, split: &str) -> Result<StsSet> {
+    let path = dir.join(format!("sts-{split}.tsv"));
+    let lines = crate::io::text::read_lines(&path)?;
+    let mut set = StsSet {
+        sentence1: vec![],
+        sentence2: vec![],
+        scores: vec![],
+    };
+    for (i, l) in lines.iter().enumerate().skip(1) {
+        let f: Vec<&str> = l.split('\t').collect();
+        if f.len() != 7 {
+            return Err(LaseError::bad_line(
+                &path,
+                i + 1,
+                format!("{} fields, expected 7", f.len()),
+            ));
+        }
+        let score = f[4].parse().map_err(|_| {
+            LaseError::bad_line(&path, i + 1, format!("score {:?} is not a number", f[4]))
+        })?;
+        set.sentence1.push(f[5].to_owned());
+        set.sentence2.push(f[6].to_owned());
+        set.scores.push(score);
+    }
+    Ok(set)
+}
+
+/// Spearman x 100 of row-wise cosines of unit vectors `a`, `b` against `gold`.
+pub fn score(a: &[f32], b: &[f32], dim: usize, gold: &[f64]) -> f64 {
+    let cos: Vec<f64> = a
+        .chunks_exact(dim)
+        .zip(b.chunks_exact(dim))
+        .map(|(x, y)| {
+            x.iter()
+                .zip(y)
+                .map(|(p, q)| (*p as f64) * (*q as f64))
+                .sum()
+        })
+        .collect();
+    100.0 * spearman(&cos, gold)
+}
+
+/// One language's embedded test set: unit vectors of both sides and the gold scores.
+struct EmbeddedSts {
+    sentence1: Vec<f32>,
+    sentence2: Vec<f32>,
+    gold: Vec<f64>,
+}
+
+/// STS results (Spearman x 100).
+#[derive(Clone, Debug, Serialize)]
+pub struct StsReport {
+    pub monolingual: BTreeMap<String, f64>,
+    pub cross_lingual: BTreeMap<String, f64>,
+}
+
+/// Embeds and scores the STS-B test sets of `langs` (all 11 by default), KorSTS, and the
+/// cross-lingual pairs whose languages are both evaluated.
+pub fn evaluate(
+    encoder: &SentenceEncoder,
+    data_dir: &Path,
+    langs: Option<&[String]>,
+    options: &EncodeOptions,
+    progress: bool,
+) -> Result<StsReport> {
+    let dim = encoder.dim();
+    let wanted = |l: &str| langs.is_none_or(|ls| ls.iter().any(|x| x == l));
+    let embed = |sentences: &[String], label: &str| -> Result<Vec<f32>> {
+        let mut v = embed_with_progress(encoder, sentences, options, label, progress)?;
+        normalize_rows(&mut v, dim);
+        Ok(v)
+    };
+    let mut vectors: HashMap<String, EmbeddedSts> = HashMap::new();
+    let mut monolingual = BTreeMap::new();
+    for lang in STSB_LANGUAGES.iter().filter(|l| wanted(l)) {
+        let set = load_stsb(&data_dir.join("stsb-multi-mt/data"), lang, "test")?;
+        let (a, b) = (embed(&set.sentence1, lang)?, embed(&set.sentence2, lang)?);
+        monolingual.insert(lang.to_string(), score(&a, &b, dim, &set.scores));
+        vectors.insert(
+            lang.to_string(),
+            EmbeddedSts {
+                sentence1: a,
+                sentence2: b,
+                gold: set.scores,
+            },
+        );
+    }
+    if wanted("ko") {
+        let set = load_korsts(&data_dir.join("korsts"), "test")?;
+        let (a, b) = (embed(&set.sentence1, "ko")?, embed(&set.sentence2, "ko")?);
+        monolingual.insert("ko (KorSTS)".into(), score(&a, &b, dim, &set.scores));
+    }
+    let mut cross_lingual = BTreeMap::new();
+    for (l1, l2) in CROSS_LINGUAL {
+        if let (Some(x), Some(y)) = (vectors.get(*l1), vectors.get(*l2)) {
+            // Rows are aligned across languages: sentence 1 in l1, sentence 2 in l2.
+            cross_lingual.insert(
+                format!("{l1}-{l2}"),
+                score(&x.sentence1, &y.sentence2, dim, &x.gold),
+            );
+        }
+    }
+    Ok(StsReport {
+        monolingual,
+        cross_lingual,
+    })
+}
