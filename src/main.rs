@@ -47,8 +47,8 @@ struct EvalArgs {
     /// Model folder.
     #[arg(long)]
     model: PathBuf,
-    /// Comma-separated suites: tatoeba, flores, sts.
-    #[arg(long, value_delimiter = ',', default_value = "tatoeba,flores,sts")]
+    /// Comma-separated suites: tatoeba, flores, sts, sib.
+    #[arg(long, value_delimiter = ',', default_value = "tatoeba,flores,sts,sib")]
     suite: Vec<String>,
     /// Restrict to these languages, in each suite's codes (tatoeba: deu; flores: deu_Latn;
     /// sts: de, ko). Codes a suite does not know are an error for that suite.
@@ -268,7 +268,38 @@ fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
                 report += "\n";
                 json.insert("sts".into(), serde_json::to_value(&r)?);
             }
-            other => anyhow::bail!("unknown suite {other:?} (available: tatoeba, flores, sts)"),
+            "sib" => {
+                use lase::eval::sib;
+                let config = sib::ClassifierConfig::default();
+                let r = sib::evaluate(
+                    &encoder,
+                    &args.data_dir.join("sib200"),
+                    args.langs.as_deref(),
+                    &options,
+                    &config,
+                    !args.quiet,
+                )?;
+                println!(
+                    "sib: trained on English ({:.1}% on English test), zero-shot mean accuracy over {} languages {:.1}% ({} seeds); {:.0} s",
+                    r.english_accuracy,
+                    r.accuracy.len() - 1,
+                    r.mean_accuracy,
+                    config.seeds,
+                    start.elapsed().as_secs_f64()
+                );
+                report += "## SIB-200 zero-shot topic classification (accuracy %, trained on English)\n\n| language | accuracy |\n| --- | ---: |\n";
+                for (k, v) in &r.accuracy {
+                    report += &format!("| {k} | {v:.1} |\n");
+                }
+                report += &format!(
+                    "| **mean (non-English)** | **{:.1}** |\n\n",
+                    r.mean_accuracy
+                );
+                json.insert("sib".into(), serde_json::to_value(&r)?);
+            }
+            other => {
+                anyhow::bail!("unknown suite {other:?} (available: tatoeba, flores, sts, sib)")
+            }
         }
     }
     if let Some(path) = &args.json {

@@ -180,3 +180,58 @@ fn sts_readers_parse_quoted_csv_and_name_bad_lines() {
         "{e}"
     );
 }
+
+#[test]
+fn sib_probe_learns_and_reader_names_bad_lines() {
+    use lase::eval::sib::{ClassifierConfig, train_and_test};
+    use tch::{Kind, Tensor};
+    // Three Gaussian blobs in 8-d: a linear probe separates them; shuffled labels it cannot.
+    tch::manual_seed(3);
+    let centres = Tensor::randn([3, 8], (Kind::Float, tch::Device::Cpu)) * 3.0;
+    let y = Tensor::arange(300, (Kind::Int64, tch::Device::Cpu)).remainder(3);
+    let x = centres.index_select(0, &y) + Tensor::randn([300, 8], (Kind::Float, tch::Device::Cpu));
+    let (tx, ty) = (x.narrow(0, 200, 100), y.narrow(0, 200, 100));
+    let (trx, try_) = (x.narrow(0, 0, 200), y.narrow(0, 0, 200));
+    let acc = train_and_test(
+        &trx,
+        &try_,
+        &[(&tx, &ty)],
+        3,
+        0,
+        &ClassifierConfig::default(),
+    )
+    .unwrap();
+    assert!(acc[0] > 0.9, "accuracy {}", acc[0]);
+    let shuffled = try_.index_select(0, &Tensor::randperm(200, (Kind::Int64, tch::Device::Cpu)));
+    let chance = train_and_test(
+        &trx,
+        &shuffled,
+        &[(&tx, &ty)],
+        3,
+        0,
+        &ClassifierConfig::default(),
+    )
+    .unwrap();
+    assert!(
+        chance[0] < 0.6,
+        "shuffled labels should not be learnable: {}",
+        chance[0]
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("labels.txt"), "travel\nsports\n").unwrap();
+    let lang = dir.path().join("annotated/xxx_Latn");
+    std::fs::create_dir_all(&lang).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(
+        &mut gz,
+        b"index_id\tcategory\ttext\n1\tsports\tA match.\n2\tcooking\tA cake.\n",
+    )
+    .unwrap();
+    std::fs::write(lang.join("test.tsv.gz"), gz.finish().unwrap()).unwrap();
+    let labels = lase::eval::sib::label_names(dir.path()).unwrap();
+    let e = lase::eval::sib::load_split(dir.path(), "xxx_Latn", "test", &labels)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("test.tsv.gz:3:") && e.contains("cooking"), "{e}");
+}

@@ -3,6 +3,7 @@
 
 pub mod bitext_retrieval;
 pub mod flores;
+pub mod sib;
 pub mod spearman;
 pub mod sts;
 pub mod tatoeba;
