@@ -235,3 +235,41 @@ fn sib_probe_learns_and_reader_names_bad_lines() {
         .to_string();
     assert!(e.contains("test.tsv.gz:3:") && e.contains("cooking"), "{e}");
 }
+
+#[test]
+fn bucc_task_finds_planted_translations_and_reports_the_oracle_apart() {
+    use lase::eval::bucc::{BuccConfig, evaluate_pair};
+    use tch::{Kind, Tensor};
+    tch::manual_seed(9);
+    let n = 600i64;
+    let unit = |t: Tensor| {
+        let norm = t.norm_scalaropt_dim(2, [1].as_slice(), true);
+        &t / norm
+    };
+    let x = unit(Tensor::randn([n, 32], (Kind::Float, tch::Device::Cpu)));
+    let y = unit(&x + Tensor::randn([n, 32], (Kind::Float, tch::Device::Cpu)) * 0.2);
+    let (xv, yv) = (
+        Vec::<f32>::try_from(x.flatten(0, -1)).unwrap(),
+        Vec::<f32>::try_from(y.flatten(0, -1)).unwrap(),
+    );
+    let xm = MatrixView::new(&xv, n as usize, 32).unwrap();
+    let ym = MatrixView::new(&yv, n as usize, 32).unwrap();
+    let r = evaluate_pair(&xm, &ym, &BuccConfig::default()).unwrap();
+    // 300 test lines: 120 gold, 90 source-only, 90 target-only.
+    assert_eq!(
+        (
+            r.test_gold_pairs,
+            r.test_source_sentences,
+            r.test_target_sentences
+        ),
+        (120, 210, 210)
+    );
+    assert!(r.f1 > 0.85, "{r:?}");
+    assert!(r.oracle_f1 >= r.f1 - 1e-12, "{r:?}");
+    // Pure noise: nothing is a translation of anything, F1 stays low.
+    let z = unit(Tensor::randn([n, 32], (Kind::Float, tch::Device::Cpu)));
+    let zv = Vec::<f32>::try_from(z.flatten(0, -1)).unwrap();
+    let zm = MatrixView::new(&zv, n as usize, 32).unwrap();
+    let noise = evaluate_pair(&xm, &zm, &BuccConfig::default()).unwrap();
+    assert!(noise.f1 < 0.2, "{noise:?}");
+}

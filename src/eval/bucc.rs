@@ -1,0 +1,259 @@
+//! BUCC-style parallel sentence mining F1, built the way BUCC is (Zweigenbaum et al. 2018)
+//! from an N-way parallel set: each split keeps the translation of some sentences (gold
+//! pairs) and only one side of the others (sentences with no translation in the other
+//! corpus), both corpora shuffled. Mining uses k-NN + ratio margin (k = 4, max retrieval);
+//! the score threshold is chosen on the train split and applied to the test split (LASER's
+//! protocol). The oracle F1 (threshold chosen on test) is reported separately.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::mine::{MatrixView, MineOptions, mine};
+
+/// How the task is built.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BuccConfig {
+    /// Share of each split's sentences whose translation is present (gold pairs).
+    pub gold_fraction: f64,
+    pub seed: u64,
+}
+
+impl Default for BuccConfig {
+    fn default() -> Self {
+        Self {
+            gold_fraction: 0.4,
+            seed: 2018,
+        }
+    }
+}
+
+/// F1 on the test split at the train threshold, and the test oracle.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BuccScores {
+    pub train_threshold: f32,
+    pub precision: f64,
+    pub recall: f64,
+    pub f1: f64,
+    pub oracle_threshold: f32,
+    pub oracle_f1: f64,
+    pub test_gold_pairs: usize,
+    pub test_source_sentences: usize,
+    pub test_target_sentences: usize,
+}
+
+/// Deterministic Fisher-Yates shuffle driven by splitmix64.
+fn shuffle<T>(items: &mut [T], seed: u64) {
+    let mut state = seed;
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    for i in (1..items.len()).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        items.swap(i, j);
+    }
+}
+
+/// Best F1 over thresholds: pairs scoring >= the threshold are kept. `scored` holds each
+/// mined pair's score and whether it is gold. Returns (threshold, precision, recall, F1).
+pub fn best_threshold(scored: &[(f32, bool)], gold: usize) -> (f32, f64, f64, f64) {
+    let mut sorted = scored.to_vec();
+    sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut best = (f32::INFINITY, 0.0, 0.0, 0.0);
+    let mut tp = 0usize;
+    for (i, &(score, ok)) in sorted.iter().enumerate() {
+        tp += ok as usize;
+        // Only cut between different scores.
+        if sorted.get(i + 1).is_some_and(|n| n.0 == score) {
+            continue;
+        }
+        let p = tp as f64 / (i + 1) as f64;
+        let r = tp as f64 / gold.max(1) as f64;
+        let f = if p + r > 0.0 {
+            2.0 * p * r / (p + r)
+        } else {
+            0.0
+        };
+        if f > best.3 {
+            best = (score, p, r, f);
+        }
+    }
+    best
+}
+
+/// Precision, recall, F1 keeping pairs scoring >= `threshold`.
+pub fn prf_at(scored: &[(f32, bool)], gold: usize, threshold: f32) -> (f64, f64, f64) {
+    let kept: Vec<bool> = scored
+        .iter()
+        .filter(|(s, _)| *s >= threshold)
+        .map(|(_, ok)| *ok)
+        .collect();
+    let tp = kept.iter().filter(|&&ok| ok).count() as f64;
+    let p = if kept.is_empty() {
+        0.0
+    } else {
+        tp / kept.len() as f64
+    };
+    let r = tp / gold.max(1) as f64;
+    (
+        p,
+        r,
+        if p + r > 0.0 {
+            2.0 * p * r / (p + r)
+        } else {
+            0.0
+        },
+    )
+}
+
+/// One mined split: each pair's (score, is gold), then gold pairs, source and target sizes.
+type MinedSplit = (Vec<(f32, bool)>, usize, usize, usize);
+
+/// Builds one split from `lines` (indices into the parallel set), mines it, and returns
+/// each mined pair's (score, is gold) and the number of gold pairs, plus the corpus sizes.
+fn mine_split(
+    src: &MatrixView,
+    tgt: &MatrixView,
+    lines: &[usize],
+    config: &BuccConfig,
+    seed: u64,
+) -> Result<MinedSplit> {
+    let n_gold = ((lines.len() as f64) * config.gold_fraction).round() as usize;
+    let (gold, rest) = lines.split_at(n_gold.min(lines.len()));
+    let (src_only, tgt_only) = rest.split_at(rest.len() / 2);
+    let mut src_rows: Vec<usize> = gold.iter().chain(src_only).copied().collect();
+    let mut tgt_rows: Vec<usize> = gold.iter().chain(tgt_only).copied().collect();
+    shuffle(&mut src_rows, seed ^ 1);
+    shuffle(&mut tgt_rows, seed ^ 2);
+    let gather = |m: &MatrixView, rows: &[usize]| -> Vec<f32> {
+        rows.iter()
+            .flat_map(|&r| m.row(r).iter().copied())
+            .collect()
+    };
+    let (xs, ys) = (gather(src, &src_rows), gather(tgt, &tgt_rows));
+    let x = MatrixView::new(&xs, src_rows.len(), src.cols)?;
+    let y = MatrixView::new(&ys, tgt_rows.len(), tgt.cols)?;
+    let gold_set: HashSet<usize> = gold.iter().copied().collect();
+    let pairs = mine(&x, &y, &MineOptions::default())?.pairs;
+    let scored = pairs
+        .iter()
+        .map(|p| {
+            let (a, b) = (src_rows[p.src], tgt_rows[p.tgt]);
+            (p.score, a == b && gold_set.contains(&a))
+        })
+        .collect();
+    Ok((scored, gold.len(), src_rows.len(), tgt_rows.len()))
+}
+
+/// Runs the task on row-aligned embeddings of an N-way set (`src` row i translates `tgt`
+/// row i), L2-normalised.
+pub fn evaluate_pair(
+    src: &MatrixView,
+    tgt: &MatrixView,
+    config: &BuccConfig,
+) -> Result<BuccScores> {
+    let mut lines: Vec<usize> = (0..src.rows.min(tgt.rows)).collect();
+    shuffle(&mut lines, config.seed);
+    let (train, test) = lines.split_at(lines.len() / 2);
+    let (train_scored, train_gold, _, _) = mine_split(src, tgt, train, config, config.seed + 11)?;
+    let (test_scored, test_gold, n_src, n_tgt) =
+        mine_split(src, tgt, test, config, config.seed + 23)?;
+    let (threshold, ..) = best_threshold(&train_scored, train_gold);
+    let (precision, recall, f1) = prf_at(&test_scored, test_gold, threshold);
+    let (oracle_threshold, _, _, oracle_f1) = best_threshold(&test_scored, test_gold);
+    Ok(BuccScores {
+        train_threshold: threshold,
+        precision,
+        recall,
+        f1,
+        oracle_threshold,
+        oracle_f1,
+        test_gold_pairs: test_gold,
+        test_source_sentences: n_src,
+        test_target_sentences: n_tgt,
+    })
+}
+
+/// The BUCC 2018 languages (paired with English), as FLORES-200 codes.
+pub const BUCC_LANGUAGES: &[&str] = &["deu_Latn", "fra_Latn", "rus_Cyrl", "zho_Hans"];
+
+/// Runs the task on FLORES-200 devtest for each of `langs` (default: BUCC's languages)
+/// paired with English.
+pub fn evaluate_flores(
+    encoder: &crate::model::SentenceEncoder,
+    dir: &std::path::Path,
+    langs: Option<&[String]>,
+    options: &crate::inference::EncodeOptions,
+    config: &BuccConfig,
+    progress: bool,
+) -> Result<std::collections::BTreeMap<String, BuccScores>> {
+    let langs: Vec<String> = match langs {
+        Some(ls) => ls.to_vec(),
+        None => BUCC_LANGUAGES.iter().map(|s| s.to_string()).collect(),
+    };
+    let dim = encoder.dim();
+    let embed = |lang: &str| -> Result<Vec<f32>> {
+        let sentences = crate::io::text::read_lines(dir.join(format!("{lang}.devtest")))?;
+        let mut v =
+            crate::mine::bitext::embed_with_progress(encoder, &sentences, options, lang, progress)?;
+        crate::mine::normalize_rows(&mut v, dim);
+        Ok(v)
+    };
+    let english = embed(super::flores::ENGLISH)?;
+    let y = MatrixView::new(&english, english.len() / dim, dim)?;
+    let mut out = std::collections::BTreeMap::new();
+    for lang in langs.iter().filter(|l| *l != super::flores::ENGLISH) {
+        let v = embed(lang)?;
+        let x = MatrixView::new(&v, v.len() / dim, dim)?;
+        out.insert(format!("{lang}-eng"), evaluate_pair(&x, &y, config)?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn best_threshold_by_hand() {
+        // Scores 0.9 (gold), 0.8 (not), 0.7 (gold), 0.6 (not); 3 gold pairs exist.
+        let scored = [(0.9, true), (0.8, false), (0.7, true), (0.6, false)];
+        // Cut at 0.9: P 1, R 1/3, F 0.5. At 0.7: P 2/3, R 2/3, F 0.667. At 0.6: P 0.5, R 2/3, F 0.571.
+        let (t, p, r, f) = best_threshold(&scored, 3);
+        assert_eq!(t, 0.7);
+        assert!(
+            (p - 2.0 / 3.0).abs() < 1e-12
+                && (r - 2.0 / 3.0).abs() < 1e-12
+                && (f - 2.0 / 3.0).abs() < 1e-12
+        );
+        let (p, r, f) = prf_at(&scored, 3, 0.85);
+        assert!(
+            (p - 1.0).abs() < 1e-12 && (r - 1.0 / 3.0).abs() < 1e-12 && (f - 0.5).abs() < 1e-12
+        );
+    }
+
+    #[test]
+    fn ties_are_never_split() {
+        let scored = [(0.9, true), (0.9, false), (0.5, true)];
+        let (t, p, ..) = best_threshold(&scored, 2);
+        // Cutting inside the tie is impossible: the first cut keeps both 0.9 pairs.
+        assert!(t == 0.9 && (p - 0.5).abs() < 1e-12 || t == 0.5);
+    }
+
+    #[test]
+    fn shuffle_is_a_deterministic_permutation() {
+        let mut a: Vec<usize> = (0..50).collect();
+        let mut b = a.clone();
+        shuffle(&mut a, 7);
+        shuffle(&mut b, 7);
+        assert_eq!(a, b);
+        assert_ne!(a, (0..50).collect::<Vec<_>>());
+        a.sort();
+        assert_eq!(a, (0..50).collect::<Vec<_>>());
+    }
+}
