@@ -47,11 +47,11 @@ struct EvalArgs {
     /// Model folder.
     #[arg(long)]
     model: PathBuf,
-    /// Comma-separated suites: tatoeba, flores, bucc, sts, sib.
+    /// Comma-separated suites: tatoeba, flores, bucc, pool, sts, sib.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "tatoeba,flores,bucc,sts,sib"
+        default_value = "tatoeba,flores,bucc,pool,sts,sib"
     )]
     suite: Vec<String>,
     /// Restrict to these languages, in each suite's codes (tatoeba: deu; flores: deu_Latn;
@@ -335,9 +335,32 @@ fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
                 report += "\n";
                 json.insert("bucc".into(), serde_json::to_value(&r)?);
             }
+            "pool" => {
+                use lase::eval::pool;
+                let config = pool::PoolConfig::default();
+                let r = pool::evaluate(
+                    &encoder,
+                    &args.data_dir,
+                    args.langs.as_deref(),
+                    &options,
+                    &config,
+                    !args.quiet,
+                )?;
+                report += "## Large-pool retrieval (P@1 %, FLORES queries among 1,012 gold + distractor English sentences)\n\n| direction | candidates | P@1 |\n| --- | ---: | ---: |\n";
+                for (k, v) in &r {
+                    println!(
+                        "pool {k}: P@1 {:.1} among {} candidates",
+                        100.0 * v.p_at_1,
+                        v.candidates
+                    );
+                    report += &format!("| {k} | {} | {:.1} |\n", v.candidates, 100.0 * v.p_at_1);
+                }
+                report += "\n";
+                json.insert("pool".into(), serde_json::to_value(&r)?);
+            }
             other => {
                 anyhow::bail!(
-                    "unknown suite {other:?} (available: tatoeba, flores, bucc, sts, sib)"
+                    "unknown suite {other:?} (available: tatoeba, flores, bucc, pool, sts, sib)"
                 )
             }
         }

@@ -273,3 +273,52 @@ fn bucc_task_finds_planted_translations_and_reports_the_oracle_apart() {
     let noise = evaluate_pair(&xm, &zm, &BuccConfig::default()).unwrap();
     assert!(noise.f1 < 0.2, "{noise:?}");
 }
+
+#[test]
+fn pool_retrieval_and_distractor_reader() {
+    use lase::eval::pool::{english_distractors, p_at_1_in_pool};
+    use tch::{Kind, Tensor};
+    tch::manual_seed(17);
+    let unit = |t: Tensor| {
+        let norm = t.norm_scalaropt_dim(2, [1].as_slice(), true);
+        &t / norm
+    };
+    // 5,000 candidates; the first 100 are the gold rows of 100 noisy queries.
+    let cand = unit(Tensor::randn([5000, 32], (Kind::Float, tch::Device::Cpu)));
+    let queries = unit(
+        cand.narrow(0, 0, 100) + Tensor::randn([100, 32], (Kind::Float, tch::Device::Cpu)) * 0.05,
+    );
+    let (cv, qv) = (
+        Vec::<f32>::try_from(cand.flatten(0, -1)).unwrap(),
+        Vec::<f32>::try_from(queries.flatten(0, -1)).unwrap(),
+    );
+    let c = MatrixView::new(&cv, 5000, 32).unwrap();
+    let q = MatrixView::new(&qv, 100, 32).unwrap();
+    let gold: Vec<usize> = (0..100).collect();
+    assert!(p_at_1_in_pool(&q, &c, &gold).unwrap() > 0.95);
+    let shifted: Vec<usize> = (1..101).collect();
+    assert!(p_at_1_in_pool(&q, &c, &shifted).unwrap() < 0.05);
+
+    let dir = tempfile::tempdir().unwrap();
+    let write_gz = |path: std::path::PathBuf, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, text.as_bytes()).unwrap();
+        std::fs::write(path, gz.finish().unwrap()).unwrap();
+    };
+    write_gz(
+        dir.path().join("deu-eng/t.eng.gz"),
+        "A cat.\nA dog.\nThe test sentence.\n",
+    );
+    write_gz(dir.path().join("eng-fra/t.eng.gz"), "A dog.\nA bird.\n");
+    write_gz(dir.path().join("eng-fra/t.fra.gz"), "Un oiseau.\n");
+    write_gz(dir.path().join("eng-eng/t.eng2.labels.gz"), "eng\n");
+    let exclude: std::collections::HashSet<String> = ["The test sentence.".to_string()].into();
+    let mut got = english_distractors(dir.path(), &exclude, 3).unwrap();
+    got.sort();
+    assert_eq!(got, vec!["A bird.", "A cat.", "A dog."]);
+    let e = english_distractors(dir.path(), &exclude, 4)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("only 3 distinct"), "{e}");
+}
