@@ -199,10 +199,7 @@ pub fn evaluate_flores(
     let dim = encoder.dim();
     let embed = |lang: &str| -> Result<Vec<f32>> {
         let sentences = crate::io::text::read_lines(dir.join(format!("{lang}.devtest")))?;
-        let mut v =
-            crate::mine::bitext::embed_with_progress(encoder, &sentences, options, lang, progress)?;
-        crate::mine::normalize_rows(&mut v, dim);
-        Ok(v)
+        super::embed_unit_vectors(encoder, &sentences, options, lang, progress)
     };
     let english = embed(super::flores::ENGLISH)?;
     let y = MatrixView::new(&english, english.len() / dim, dim)?;

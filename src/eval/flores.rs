@@ -8,11 +8,11 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::bitext_retrieval::{RetrievalScores, bitext_retrieval};
+use super::embed_unit_vectors;
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
 use crate::io::text::read_lines;
-use crate::mine::bitext::embed_with_progress;
-use crate::mine::{MatrixView, normalize_rows};
+use crate::mine::MatrixView;
 use crate::model::SentenceEncoder;
 
 pub const ENGLISH: &str = "eng_Latn";
@@ -55,33 +55,19 @@ pub fn evaluate(
     progress: bool,
 ) -> Result<FloresReport> {
     let available = languages(dir)?;
-    let chosen: Vec<String> = match langs {
-        Some(ls) => {
-            for l in ls {
-                if !available.contains(l) {
-                    return Err(LaseError::bad_file(
-                        dir,
-                        format!("no FLORES devtest file for {l:?}"),
-                    ));
-                }
-            }
-            ls.to_vec()
-        }
-        None => available.clone(),
-    };
+    let chosen = super::select_languages(available, langs, dir, "FLORES devtest file")?;
     let dim = encoder.dim();
     let mut cache: BTreeMap<String, (Vec<String>, Vec<f32>)> = BTreeMap::new();
     let mut load = |lang: &str| -> Result<()> {
         if !cache.contains_key(lang) {
             let sentences = read_lines(dir.join(format!("{lang}.devtest")))?;
-            let mut v = embed_with_progress(
+            let v = embed_unit_vectors(
                 encoder,
                 &sentences,
                 options,
                 &format!("flores {lang}"),
                 progress,
             )?;
-            normalize_rows(&mut v, dim);
             cache.insert(lang.to_owned(), (sentences, v));
         }
         Ok(())

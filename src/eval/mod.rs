@@ -11,3 +11,48 @@ pub mod sts;
 pub mod tatoeba;
 
 pub use bitext_retrieval::{RetrievalScores, bitext_retrieval};
+
+use std::path::Path;
+
+use crate::error::{LaseError, Result};
+use crate::inference::EncodeOptions;
+use crate::mine::bitext::embed_with_progress;
+use crate::mine::normalize_rows;
+use crate::model::SentenceEncoder;
+
+/// The languages a suite evaluates: `wanted`, each of which must be in `available` (else
+/// an error naming `dir`: "no {what} for ..."), or all of `available`.
+pub fn select_languages(
+    available: Vec<String>,
+    wanted: Option<&[String]>,
+    dir: &Path,
+    what: &str,
+) -> Result<Vec<String>> {
+    match wanted {
+        None => Ok(available),
+        Some(ls) => {
+            if let Some(missing) = ls.iter().find(|l| !available.contains(l)) {
+                return Err(LaseError::bad_file(
+                    dir,
+                    format!("no {what} for {missing:?}"),
+                ));
+            }
+            Ok(ls.to_vec())
+        }
+    }
+}
+
+/// Embeds sentences (progress bar under `label`) as unit vectors, row-major.
+pub fn embed_unit_vectors(
+    encoder: &SentenceEncoder,
+    sentences: &[String],
+    options: &EncodeOptions,
+    label: &str,
+    progress: bool,
+) -> Result<Vec<f32>> {
+    let mut v = embed_with_progress(encoder, sentences, options, label, progress)?;
+    if !encoder.normalizes() {
+        normalize_rows(&mut v, encoder.dim());
+    }
+    Ok(v)
+}

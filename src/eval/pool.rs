@@ -8,11 +8,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::embed_unit_vectors;
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
 use crate::io::text::read_lines;
-use crate::mine::bitext::embed_with_progress;
-use crate::mine::{KnnOptions, MatrixView, knn, normalize_rows};
+use crate::mine::{KnnOptions, MatrixView, knn};
 use crate::model::SentenceEncoder;
 
 /// Size of the candidate pool.
@@ -128,16 +128,13 @@ pub fn evaluate(
     )?;
     let mut pool = english.clone();
     pool.extend(distractors);
-    let mut pool_vectors =
-        embed_with_progress(encoder, &pool, options, "pool (English)", progress)?;
-    normalize_rows(&mut pool_vectors, dim);
+    let pool_vectors = embed_unit_vectors(encoder, &pool, options, "pool (English)", progress)?;
     let candidates = MatrixView::new(&pool_vectors, pool.len(), dim)?;
     let gold: Vec<usize> = (0..english.len()).collect();
     let mut out = BTreeMap::new();
     for lang in langs.iter().filter(|l| l.as_str() != "eng_Latn") {
         let sentences = read_lines(flores.join(format!("{lang}.devtest")))?;
-        let mut v = embed_with_progress(encoder, &sentences, options, lang, progress)?;
-        normalize_rows(&mut v, dim);
+        let v = embed_unit_vectors(encoder, &sentences, options, lang, progress)?;
         let queries = MatrixView::new(&v, sentences.len(), dim)?;
         out.insert(
             format!("{lang}->eng"),

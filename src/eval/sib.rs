@@ -9,11 +9,10 @@ use std::path::Path;
 use serde::Serialize;
 use tch::{Device, Kind, Tensor, nn, nn::OptimizerConfig};
 
+use super::embed_unit_vectors;
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
 use crate::io::text::read_lines;
-use crate::mine::bitext::embed_with_progress;
-use crate::mine::normalize_rows;
 use crate::model::SentenceEncoder;
 
 /// Training of the probe.
@@ -143,24 +142,10 @@ pub fn evaluate(
         .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
         .collect();
     available.sort();
-    let chosen: Vec<String> = match langs {
-        Some(ls) => {
-            for l in ls {
-                if !available.contains(l) {
-                    return Err(LaseError::bad_file(
-                        dir,
-                        format!("no SIB-200 folder for {l:?}"),
-                    ));
-                }
-            }
-            ls.to_vec()
-        }
-        None => available,
-    };
+    let chosen = super::select_languages(available, langs, dir, "SIB-200 folder")?;
     let dim = encoder.dim() as i64;
     let embed = |split: &SibSplit, label: &str| -> Result<(Tensor, Tensor)> {
-        let mut v = embed_with_progress(encoder, &split.texts, options, label, progress)?;
-        normalize_rows(&mut v, dim as usize);
+        let v = embed_unit_vectors(encoder, &split.texts, options, label, progress)?;
         let n = split.texts.len() as i64;
         Ok((
             Tensor::from_slice(&v).view([n, dim]),

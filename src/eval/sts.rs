@@ -8,11 +8,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::embed_unit_vectors;
 use super::spearman::spearman;
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
-use crate::mine::bitext::embed_with_progress;
-use crate::mine::normalize_rows;
 use crate::model::SentenceEncoder;
 
 /// The STS-B multi-MT languages.
@@ -138,10 +137,8 @@ pub fn evaluate(
 ) -> Result<StsReport> {
     let dim = encoder.dim();
     let wanted = |l: &str| langs.is_none_or(|ls| ls.iter().any(|x| x == l));
-    let embed = |sentences: &[String], label: &str| -> Result<Vec<f32>> {
-        let mut v = embed_with_progress(encoder, sentences, options, label, progress)?;
-        normalize_rows(&mut v, dim);
-        Ok(v)
+    let embed = |sentences: &[String], label: &str| {
+        embed_unit_vectors(encoder, sentences, options, label, progress)
     };
     let mut vectors: HashMap<String, EmbeddedSts> = HashMap::new();
     let mut monolingual = BTreeMap::new();

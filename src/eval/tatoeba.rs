@@ -8,11 +8,11 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::bitext_retrieval::{RetrievalScores, bitext_retrieval};
+use super::embed_unit_vectors;
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
 use crate::io::text::read_lines;
-use crate::mine::bitext::embed_with_progress;
-use crate::mine::{MatrixView, normalize_rows};
+use crate::mine::MatrixView;
 use crate::model::SentenceEncoder;
 
 /// Named language groups whose averages papers report.
@@ -61,17 +61,7 @@ pub fn load(dir: &Path, langs: Option<&[String]>) -> Result<Vec<TatoebaSet>> {
         })
         .collect();
     codes.sort();
-    if let Some(wanted) = langs {
-        for w in wanted {
-            if !codes.contains(w) {
-                return Err(LaseError::bad_file(
-                    dir,
-                    format!("no Tatoeba test set for language {w:?}"),
-                ));
-            }
-        }
-        codes.retain(|c| wanted.contains(c));
-    }
+    let codes = super::select_languages(codes, langs, dir, "Tatoeba test set for language")?;
     if codes.is_empty() {
         return Err(LaseError::bad_file(
             dir,
@@ -176,12 +166,8 @@ pub fn evaluate(
     let mut embeddings = BTreeMap::new();
     for set in sets {
         let label = format!("tatoeba {}", set.lang);
-        let mut xv = embed_with_progress(encoder, &set.sentences, options, &label, progress)?;
-        let mut ev = embed_with_progress(encoder, &set.english, options, &label, progress)?;
-        if !encoder.normalizes() {
-            normalize_rows(&mut xv, encoder.dim());
-            normalize_rows(&mut ev, encoder.dim());
-        }
+        let xv = embed_unit_vectors(encoder, &set.sentences, options, &label, progress)?;
+        let ev = embed_unit_vectors(encoder, &set.english, options, &label, progress)?;
         embeddings.insert(set.lang.clone(), (xv, ev));
     }
     score(sets, &embeddings, encoder.dim())
