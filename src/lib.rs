@@ -4,14 +4,18 @@
 //! heads) -> [`inference`] (batching, workers) -> sentence vectors -> [`embed`] (files of
 //! vectors).
 
+pub mod data;
 pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod inference;
 pub mod io;
+pub mod losses;
 pub mod mine;
 pub mod model;
+pub mod rng;
 pub mod runtime;
 pub mod tokenizer;
+pub mod train;
 
 pub use error::{LaseError, Result};

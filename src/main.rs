@@ -38,8 +38,50 @@ enum Command {
     Embed(EmbedArgs),
     /// Mine parallel sentences from two monolingual files (margin-scored k-NN, as LASER).
     Mine(MineArgs),
-    /// Evaluate a model on benchmarks (so far: tatoeba).
+    /// Evaluate a model on benchmarks: tatoeba, flores, bucc, pool, sts, sib.
     Eval(EvalArgs),
+    /// Train an encoder from a TOML recipe (configs/ems.toml, ...); resumes a killed run.
+    Train(TrainArgs),
+    /// Tokenizer tools.
+    #[command(subcommand)]
+    Tokenizer(TokenizerCommand),
+}
+
+#[derive(Args)]
+struct TrainArgs {
+    /// The recipe (TOML).
+    #[arg(long)]
+    config: PathBuf,
+    /// Output folder: checkpoint/, metrics.jsonl, metrics.svg, model/. Resumed when it
+    /// holds a checkpoint of the same recipe.
+    #[arg(long)]
+    out: PathBuf,
+    /// Stop after this many steps in this process (checkpointed; run again to resume).
+    #[arg(long)]
+    stop_after: Option<u64>,
+    /// Do not draw a progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Subcommand)]
+enum TokenizerCommand {
+    /// Train a Unigram tokenizer (NFKC, <2xx> language tokens) on a language-balanced
+    /// sample of the training text of a recipe's data sources.
+    Train(TokenizerTrainArgs),
+}
+
+#[derive(Args)]
+struct TokenizerTrainArgs {
+    /// Recipe whose [data] sources give the text.
+    #[arg(long)]
+    config: PathBuf,
+    /// Output tokenizer.json.
+    #[arg(long)]
+    output: PathBuf,
+    /// Vocabulary size (default: the recipe's tokenizer.vocab_size).
+    #[arg(long)]
+    vocab_size: Option<usize>,
 }
 
 #[derive(Args)]
@@ -179,7 +221,40 @@ fn main() -> Result<()> {
         Command::Embed(args) => embed(args, device),
         Command::Mine(args) => mine(args, device),
         Command::Eval(args) => eval(args, device),
+        Command::Train(args) => train(args, device),
+        Command::Tokenizer(TokenizerCommand::Train(args)) => tokenizer_train(args),
     }
+}
+
+fn train(args: TrainArgs, device: tch::Device) -> Result<()> {
+    let config = lase::train::TrainConfig::from_file(&args.config)?;
+    let options = lase::train::TrainOptions {
+        device,
+        stop_after_steps: args.stop_after,
+        progress: !args.quiet,
+    };
+    let summary = lase::train::train(&config, &args.out, &options)
+        .with_context(|| format!("training {}", args.config.display()))?;
+    println!("{}", serde_json::to_string_pretty(&summary)?);
+    Ok(())
+}
+
+fn tokenizer_train(args: TokenizerTrainArgs) -> Result<()> {
+    let config = lase::train::TrainConfig::from_file(&args.config)?;
+    let corpus = lase::data::ParallelCorpus::read(&config.data.sources)?;
+    let mut settings = config.tokenizer.clone();
+    if let Some(v) = args.vocab_size {
+        settings.vocab_size = v;
+    }
+    let json = lase::train::trainer::train_tokenizer(&corpus, &settings, config.run.seed, true)?;
+    lase::io::atomic::write_atomic(&args.output, json.as_bytes())?;
+    println!(
+        "{}: {} pieces, {} languages",
+        args.output.display(),
+        settings.vocab_size,
+        corpus.languages.len()
+    );
+    Ok(())
 }
 
 fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {

@@ -1,0 +1,391 @@
+//! Parallel corpora: translation pairs with language codes, read from
+//! - a Tatoeba-Challenge style folder (`<a>-<b>/…<lang>.gz`, line-aligned, optional
+//!   `<lang>.labels.gz` with a fine-grained label per line, e.g. `cmn_Hans`), as in
+//!   `../shared/data/tatoeba-challenge-eng-train`;
+//! - two line-aligned files (Moses layout: `corpus.de`, `corpus.en`);
+//! - a TSV file with `src<TAB>tgt` per line.
+//!
+//! Files may be plain or gzip. Misaligned files (different line counts) and bad lines
+//! (invalid UTF-8, a TSV line without exactly two fields) are errors naming the file and
+//! line. Pairs with an empty side are skipped and counted.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{LaseError, Result};
+use crate::io::text::{LineReader, read_lines};
+
+/// One translation pair; languages index [`ParallelCorpus::languages`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TranslationPair {
+    pub src: String,
+    pub tgt: String,
+    pub src_lang: u16,
+    pub tgt_lang: u16,
+}
+
+/// Where a corpus comes from, as written in a training config.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "format", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum CorpusSource {
+    /// A folder of `<a>-<b>` sub-folders (Tatoeba-Challenge layout). `languages` keeps
+    /// only pairs whose non-English side is listed (all when empty).
+    TatoebaChallenge {
+        path: PathBuf,
+        #[serde(default)]
+        languages: Vec<String>,
+    },
+    /// Two line-aligned files.
+    Moses {
+        src: PathBuf,
+        tgt: PathBuf,
+        src_lang: String,
+        tgt_lang: String,
+    },
+    /// One file, `src<TAB>tgt` per line.
+    Tsv {
+        path: PathBuf,
+        src_lang: String,
+        tgt_lang: String,
+    },
+}
+
+/// Translation pairs and the language codes they use.
+#[derive(Clone, Debug, Default)]
+pub struct ParallelCorpus {
+    pub languages: Vec<String>,
+    pub pairs: Vec<TranslationPair>,
+    /// Pairs dropped because one side was empty.
+    pub skipped_empty: usize,
+}
+
+/// ISO 639-3 individual languages grouped under the macro-language code that some data
+/// sets use instead (Tatoeba-Challenge `zho` holds `cmn`/`yue`/`wuu` lines, LASER's
+/// Tatoeba uses `cmn`, `lvs`, `pes`, `swh`, `zsm`, ...). Unknown codes map to themselves.
+pub fn macro_language(code: &str) -> &str {
+    let base = code.split(['_', '-']).next().unwrap_or(code);
+    match base {
+        "cmn" | "yue" | "wuu" | "gan" | "hak" | "nan" | "lzh" => "zho",
+        "lvs" | "ltg" => "lav",
+        "pes" | "prs" => "fas",
+        "swh" | "swc" => "swa",
+        "zsm" | "zlm" | "max" => "msa",
+        "nob" | "nno" => "nor",
+        "arb" | "arz" | "arq" | "ary" | "apc" | "acm" => "ara",
+        "ekk" => "est",
+        "bos" | "hrv" | "srp" | "hbs" => "hbs",
+        "kmr" | "ckb" => "kur",
+        "uzn" => "uzb",
+        "azj" => "aze",
+        "khk" => "mon",
+        "ydd" => "yid",
+        "fil" => "tgl",
+        _ => base,
+    }
+}
+
+impl ParallelCorpus {
+    /// Index of a language code, adding it when new.
+    pub fn language_id(&mut self, code: &str) -> u16 {
+        if let Some(i) = self.languages.iter().position(|l| l == code) {
+            return i as u16;
+        }
+        self.languages.push(code.to_owned());
+        (self.languages.len() - 1) as u16
+    }
+
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// Reads every source into one corpus.
+    pub fn read(sources: &[CorpusSource]) -> Result<Self> {
+        let mut corpus = Self::default();
+        for source in sources {
+            match source {
+                CorpusSource::TatoebaChallenge { path, languages } => {
+                    corpus.add_tatoeba_challenge(path, languages)?
+                }
+                CorpusSource::Moses {
+                    src,
+                    tgt,
+                    src_lang,
+                    tgt_lang,
+                } => corpus.add_aligned_files(src, tgt, src_lang, tgt_lang)?,
+                CorpusSource::Tsv {
+                    path,
+                    src_lang,
+                    tgt_lang,
+                } => corpus.add_tsv(path, src_lang, tgt_lang)?,
+            }
+        }
+        if corpus.pairs.is_empty() {
+            return Err(LaseError::InvalidArgument(
+                "the training sources hold no translation pair".into(),
+            ));
+        }
+        Ok(corpus)
+    }
+
+    fn push(&mut self, src: String, tgt: String, src_lang: u16, tgt_lang: u16) {
+        if src.trim().is_empty() || tgt.trim().is_empty() {
+            self.skipped_empty += 1;
+            return;
+        }
+        self.pairs.push(TranslationPair {
+            src,
+            tgt,
+            src_lang,
+            tgt_lang,
+        });
+    }
+
+    /// Two line-aligned files; an error names the shorter file and the first line the
+    /// other file has and it lacks.
+    pub fn add_aligned_files(
+        &mut self,
+        src: &Path,
+        tgt: &Path,
+        src_lang: &str,
+        tgt_lang: &str,
+    ) -> Result<()> {
+        let s = self.language_id(src_lang);
+        let t = self.language_id(tgt_lang);
+        let mut a = LineReader::open(src)?;
+        let mut b = LineReader::open(tgt)?;
+        loop {
+            match (a.next(), b.next()) {
+                (None, None) => return Ok(()),
+                (Some(x), Some(y)) => self.push(x?, y?, s, t),
+                (Some(_), None) => return Err(misaligned(tgt, src, a.line_number())),
+                (None, Some(_)) => return Err(misaligned(src, tgt, b.line_number())),
+            }
+        }
+    }
+
+    /// `src<TAB>tgt` per line.
+    pub fn add_tsv(&mut self, path: &Path, src_lang: &str, tgt_lang: &str) -> Result<()> {
+        let s = self.language_id(src_lang);
+        let t = self.language_id(tgt_lang);
+        let mut reader = LineReader::open(path)?;
+        while let Some(line) = reader.next() {
+            let line = line?;
+            if line.is_empty() {
+                continue;
+            }
+            let mut fields = line.split('\t');
+            match (fields.next(), fields.next(), fields.next()) {
+                (Some(x), Some(y), None) => self.push(x.to_owned(), y.to_owned(), s, t),
+                _ => {
+                    return Err(LaseError::bad_line(
+                        path,
+                        reader.line_number(),
+                        format!(
+                            "expected 2 tab-separated fields (src, tgt), found {}",
+                            line.split('\t').count()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A Tatoeba-Challenge folder: every `<a>-<b>` sub-folder with `*.<a>.gz` and
+    /// `*.<b>.gz` (or `.eng1`/`.eng2` for English paraphrases). English goes on the
+    /// target side. When a `.labels.gz` file exists its line count must match.
+    pub fn add_tatoeba_challenge(&mut self, dir: &Path, keep: &[String]) -> Result<()> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| LaseError::io(dir, e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .collect();
+        entries.sort();
+        if entries.is_empty() {
+            return Err(LaseError::bad_file(
+                dir,
+                "no <a>-<b> pair folders in this Tatoeba-Challenge folder",
+            ));
+        }
+        for pair_dir in entries {
+            let name = pair_dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default()
+                .to_owned();
+            let Some((a, b)) = name.split_once('-') else {
+                continue;
+            };
+            let (other, english) = if a == "eng" { (b, a) } else { (a, b) };
+            if !keep.is_empty() && !keep.iter().any(|k| k == other) {
+                continue;
+            }
+            let files: Vec<PathBuf> = std::fs::read_dir(&pair_dir)
+                .map_err(|e| LaseError::io(&pair_dir, e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .collect();
+            let find = |suffix: &str| {
+                files
+                    .iter()
+                    .find(|p| {
+                        p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.ends_with(suffix))
+                    })
+                    .cloned()
+            };
+            let (src, tgt, src_lang) = if other == "eng" {
+                (find(".eng1.gz"), find(".eng2.gz"), "eng")
+            } else {
+                (find(&format!(".{other}.gz")), find(".eng.gz"), other)
+            };
+            let (Some(src), Some(tgt)) = (src, tgt) else {
+                return Err(LaseError::bad_file(
+                    &pair_dir,
+                    format!("expected *.{other}.gz and *.{english}.gz in this pair folder"),
+                ));
+            };
+            let before = self.pairs.len() + self.skipped_empty;
+            self.add_aligned_files(&src, &tgt, src_lang, english)?;
+            if let Some(labels) = find(&format!(".{src_lang}.labels.gz"))
+                .or_else(|| find(&format!(".{other}1.labels.gz")))
+            {
+                let n = read_lines(&labels)?.len();
+                let pairs = self.pairs.len() + self.skipped_empty - before;
+                if n != pairs {
+                    return Err(misaligned(&labels, &src, n.min(pairs) + 1));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of pairs per language code (the non-English side, or the source side).
+    pub fn pairs_per_language(&self) -> HashMap<u16, usize> {
+        let mut counts = HashMap::new();
+        for p in &self.pairs {
+            *counts.entry(p.src_lang).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// Every sentence of both sides with its language code.
+    pub fn sentences(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.pairs.iter().flat_map(move |p| {
+            [
+                (p.src.as_str(), self.languages[p.src_lang as usize].as_str()),
+                (p.tgt.as_str(), self.languages[p.tgt_lang as usize].as_str()),
+            ]
+        })
+    }
+}
+
+fn misaligned(shorter: &Path, longer: &Path, line: usize) -> LaseError {
+    LaseError::bad_line(
+        shorter,
+        line,
+        format!(
+            "file ends here but {} has a line {line}: the files are not line-aligned",
+            longer.display()
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn gz(path: &Path, text: &str) {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(text.as_bytes()).unwrap();
+        std::fs::write(path, e.finish().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn reads_a_tatoeba_challenge_folder_with_labels() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("deu-eng");
+        std::fs::create_dir(&p).unwrap();
+        gz(&p.join("t.deu.gz"), "Hallo\nWelt\n\n");
+        gz(&p.join("t.eng.gz"), "Hello\nWorld\nempty\n");
+        gz(&p.join("t.deu.labels.gz"), "deu\ndeu\ndeu\n");
+        let z = dir.path().join("eng-zho");
+        std::fs::create_dir(&z).unwrap();
+        gz(&z.join("t.zho.gz"), "你好\n");
+        gz(&z.join("t.eng.gz"), "Hi\n");
+        let c = ParallelCorpus::read(&[CorpusSource::TatoebaChallenge {
+            path: dir.path().into(),
+            languages: vec![],
+        }])
+        .unwrap();
+        assert_eq!(c.pairs.len(), 3);
+        assert_eq!(c.skipped_empty, 1);
+        assert_eq!(c.languages, vec!["deu", "eng", "zho"]);
+        assert_eq!(c.pairs[2].src, "你好");
+        assert_eq!(c.languages[c.pairs[2].tgt_lang as usize], "eng");
+        let only = ParallelCorpus::read(&[CorpusSource::TatoebaChallenge {
+            path: dir.path().into(),
+            languages: vec!["zho".into()],
+        }])
+        .unwrap();
+        assert_eq!(only.pairs.len(), 1);
+    }
+
+    #[test]
+    fn misaligned_files_name_the_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("c.de");
+        let b = dir.path().join("c.en");
+        std::fs::write(&a, "eins\nzwei\ndrei\n").unwrap();
+        std::fs::write(&b, "one\ntwo\n").unwrap();
+        let err = ParallelCorpus::read(&[CorpusSource::Moses {
+            src: a,
+            tgt: b,
+            src_lang: "deu".into(),
+            tgt_lang: "eng".into(),
+        }])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("c.en:3:"), "{err}");
+        assert!(err.contains("not line-aligned"), "{err}");
+    }
+
+    #[test]
+    fn bad_tsv_line_and_bad_utf8_name_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("p.tsv");
+        std::fs::write(&t, "a\tb\nonly one field\n").unwrap();
+        let err = ParallelCorpus::read(&[CorpusSource::Tsv {
+            path: t.clone(),
+            src_lang: "x".into(),
+            tgt_lang: "y".into(),
+        }])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("p.tsv:2:"), "{err}");
+        std::fs::write(&t, b"a\tb\nc\t\xff\n").unwrap();
+        let err = ParallelCorpus::read(&[CorpusSource::Tsv {
+            path: t,
+            src_lang: "x".into(),
+            tgt_lang: "y".into(),
+        }])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("p.tsv:2:") && err.contains("UTF-8"), "{err}");
+    }
+
+    #[test]
+    fn macro_languages_group_individual_codes() {
+        assert_eq!(macro_language("cmn_Hans"), "zho");
+        assert_eq!(macro_language("lvs"), "lav");
+        assert_eq!(macro_language("deu"), "deu");
+        assert_eq!(macro_language("fil"), "tgl");
+    }
+}

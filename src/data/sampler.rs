@@ -1,0 +1,272 @@
+//! Language-balanced batch sampling without duplicate sentences in a batch.
+//!
+//! Each slot of a batch first draws a language with probability
+//! `q_l = n_l^α / Σ_k n_k^α` (temperature sampling over the pair counts `n_l`, XLM-R
+//! §3.1 with α = 0.3: low-resource languages are up-sampled, high-resource ones
+//! down-sampled), then takes the next pair of that language's shuffled order (a new
+//! shuffle per pass over the language). A pair whose source or target sentence is
+//! already in the batch is passed over: in-batch duplicates would be false negatives
+//! for contrastive losses.
+//!
+//! The sampler's whole position is [`SamplerState`] (a few integers), which training
+//! checkpoints store so that a resumed run draws the same batches.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{LaseError, Result};
+use crate::rng::{SplitMix64, mix_seed};
+
+/// How batches are drawn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingConfig {
+    /// Temperature exponent α of `q_l ∝ n_l^α` (1 = proportional, 0 = uniform over
+    /// languages). XLM-R uses 0.3.
+    #[serde(default = "SamplingConfig::default_alpha")]
+    pub alpha: f64,
+    #[serde(default = "SamplingConfig::default_seed")]
+    pub seed: u64,
+}
+
+impl SamplingConfig {
+    fn default_alpha() -> f64 {
+        0.3
+    }
+    fn default_seed() -> u64 {
+        42
+    }
+}
+
+impl Default for SamplingConfig {
+    fn default() -> Self {
+        Self {
+            alpha: Self::default_alpha(),
+            seed: Self::default_seed(),
+        }
+    }
+}
+
+/// Where the sampler stands; restoring it reproduces the following batches exactly.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SamplerState {
+    pub rng: SplitMix64,
+    /// Per language: next position in its current shuffled order.
+    pub cursors: Vec<usize>,
+    /// Per language: completed passes over its pairs.
+    pub passes: Vec<u64>,
+    pub batches: u64,
+}
+
+/// Draws batches of pair indices.
+pub struct BatchSampler {
+    /// Pair indices of each language (fixed order; shuffled per pass into `orders`).
+    groups: Vec<Vec<u32>>,
+    orders: Vec<Vec<u32>>,
+    cumulative: Vec<f64>,
+    /// Per pair, hashes of its two sentences, for the duplicate check.
+    sentence_keys: Vec<[u64; 2]>,
+    seed: u64,
+    state: SamplerState,
+}
+
+impl BatchSampler {
+    /// `groups[l]` lists the pairs of group `l` (a language); `sentence_keys[i]` are
+    /// hashes identifying pair `i`'s two sentences.
+    pub fn new(
+        groups: Vec<Vec<u32>>,
+        sentence_keys: Vec<[u64; 2]>,
+        config: &SamplingConfig,
+    ) -> Result<Self> {
+        let groups: Vec<Vec<u32>> = groups.into_iter().filter(|g| !g.is_empty()).collect();
+        if groups.is_empty() {
+            return Err(LaseError::InvalidArgument(
+                "no training pairs to sample from".into(),
+            ));
+        }
+        let total: f64 = groups.iter().map(|g| g.len() as f64).sum();
+        let mut acc = 0.0;
+        let cumulative = groups
+            .iter()
+            .map(|g| {
+                acc += (g.len() as f64 / total).powf(config.alpha);
+                acc
+            })
+            .collect();
+        let n = groups.len();
+        let mut sampler = Self {
+            orders: vec![Vec::new(); n],
+            groups,
+            cumulative,
+            sentence_keys,
+            seed: config.seed,
+            state: SamplerState {
+                rng: SplitMix64::new(config.seed),
+                cursors: vec![0; n],
+                passes: vec![0; n],
+                batches: 0,
+            },
+        };
+        for l in 0..n {
+            sampler.reshuffle(l);
+        }
+        Ok(sampler)
+    }
+
+    /// Probability of each group per batch slot.
+    pub fn group_probabilities(&self) -> Vec<f64> {
+        let total = *self.cumulative.last().unwrap();
+        let mut prev = 0.0;
+        self.cumulative
+            .iter()
+            .map(|&c| {
+                let p = (c - prev) / total;
+                prev = c;
+                p
+            })
+            .collect()
+    }
+
+    fn reshuffle(&mut self, l: usize) {
+        let mut order = self.groups[l].clone();
+        let mut rng = SplitMix64::new(mix_seed(&[self.seed, l as u64, self.state.passes[l]]));
+        rng.shuffle(&mut order);
+        self.orders[l] = order;
+    }
+
+    pub fn state(&self) -> &SamplerState {
+        &self.state
+    }
+
+    /// Restores a position saved by [`Self::state`] from a sampler built on the same data.
+    pub fn restore(&mut self, state: SamplerState) -> Result<()> {
+        if state.cursors.len() != self.groups.len() || state.passes.len() != self.groups.len() {
+            return Err(LaseError::InvalidArgument(format!(
+                "sampler state has {} language groups but the data has {}: the training data changed since the checkpoint",
+                state.cursors.len(),
+                self.groups.len()
+            )));
+        }
+        self.state = state;
+        for l in 0..self.groups.len() {
+            self.reshuffle(l);
+        }
+        Ok(())
+    }
+
+    fn next_of(&mut self, l: usize) -> u32 {
+        if self.state.cursors[l] >= self.orders[l].len() {
+            self.state.passes[l] += 1;
+            self.state.cursors[l] = 0;
+            self.reshuffle(l);
+        }
+        let i = self.orders[l][self.state.cursors[l]];
+        self.state.cursors[l] += 1;
+        i
+    }
+
+    /// The next batch of up to `size` pair indices with no repeated sentence. It is
+    /// shorter only when the data has too few distinct sentences to fill it.
+    pub fn next_batch(&mut self, size: usize) -> Vec<u32> {
+        let mut batch = Vec::with_capacity(size);
+        let mut seen: HashSet<u64> = HashSet::with_capacity(2 * size);
+        let mut attempts = 0usize;
+        let max_attempts = 20 * size + 100;
+        while batch.len() < size && attempts < max_attempts {
+            attempts += 1;
+            let l = self.state.rng.weighted_index(&self.cumulative);
+            let i = self.next_of(l);
+            let [a, b] = self.sentence_keys[i as usize];
+            if seen.contains(&a) || seen.contains(&b) {
+                continue;
+            }
+            seen.insert(a);
+            seen.insert(b);
+            batch.push(i);
+        }
+        self.state.batches += 1;
+        batch
+    }
+}
+
+/// A 64-bit FNV-1a hash of a sentence (a key for duplicate checks).
+pub fn sentence_key(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.as_bytes() {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sampler(sizes: &[usize], alpha: f64, shared_targets: bool) -> BatchSampler {
+        let mut groups = Vec::new();
+        let mut keys = Vec::new();
+        for (l, &n) in sizes.iter().enumerate() {
+            let mut g = Vec::new();
+            for j in 0..n {
+                g.push(keys.len() as u32);
+                let tgt = if shared_targets {
+                    j % 7
+                } else {
+                    l * 100_000 + j
+                };
+                keys.push([
+                    sentence_key(&format!("src {l} {j}")),
+                    sentence_key(&format!("tgt {tgt}")),
+                ]);
+            }
+            groups.push(g);
+        }
+        BatchSampler::new(groups, keys, &SamplingConfig { alpha, seed: 1 }).unwrap()
+    }
+
+    #[test]
+    fn temperature_flattens_language_shares() {
+        let s = sampler(&[10_000, 100], 0.3, false);
+        let p = s.group_probabilities();
+        // (0.990^0.3) / (0.990^0.3 + 0.0099^0.3) = 0.800
+        assert!((p[0] - 0.800).abs() < 0.002, "{p:?}");
+        let mut s = sampler(&[10_000, 100], 0.3, false);
+        let mut small = 0;
+        for _ in 0..200 {
+            small += s.next_batch(50).iter().filter(|&&i| i >= 10_000).count();
+        }
+        let share = small as f64 / 10_000.0;
+        assert!((0.17..0.23).contains(&share), "{share}");
+    }
+
+    #[test]
+    fn batches_hold_no_duplicate_sentence() {
+        let mut s = sampler(&[500], 1.0, true);
+        let b = s.next_batch(20);
+        // Only 7 distinct targets exist.
+        assert_eq!(b.len(), 7);
+        let tgts: HashSet<u32> = b.iter().map(|i| i % 7).collect();
+        assert_eq!(tgts.len(), 7);
+    }
+
+    #[test]
+    fn restored_state_reproduces_batches_and_passes_cover_all_pairs() {
+        let mut a = sampler(&[30, 20], 0.5, false);
+        for _ in 0..7 {
+            a.next_batch(8);
+        }
+        let saved = a.state().clone();
+        let next: Vec<Vec<u32>> = (0..5).map(|_| a.next_batch(8)).collect();
+        let mut b = sampler(&[30, 20], 0.5, false);
+        b.restore(saved).unwrap();
+        let again: Vec<Vec<u32>> = (0..5).map(|_| b.next_batch(8)).collect();
+        assert_eq!(next, again);
+        // One pass over a group visits each of its pairs once.
+        let mut c = sampler(&[30], 1.0, false);
+        let mut all: Vec<u32> = (0..3).flat_map(|_| c.next_batch(10)).collect();
+        all.sort();
+        assert_eq!(all, (0..30).collect::<Vec<_>>());
+    }
+}

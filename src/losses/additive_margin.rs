@@ -1,0 +1,58 @@
+//! Bidirectional additive margin softmax, AMS (Yang et al. 2019; LaBSE, Feng et al.
+//! 2022; lealla.txt Eq. 1-2), with LaBSE's similarity scale `s`:
+//!
+//! ```text
+//! L(x_i, y_i) = -log( e^{s(φ(x_i,y_i) - m)} / ( e^{s(φ(x_i,y_i) - m)} + Σ_{n≠i} e^{s φ(x_i,y_n)} ) )
+//! L_ams = (1/N) Σ_i [ L(x_i, y_i) + L(y_i, x_i) ],   φ = cosine similarity
+//! ```
+//!
+//! The margin is subtracted from the positive (diagonal) similarity only.
+
+use tch::{Kind, Tensor};
+
+use super::{bidirectional_diagonal_cross_entropy, cosine_matrix};
+
+/// Margin m used by ems.txt's AMS comparison (LaBSE: 0.3).
+pub const DEFAULT_MARGIN: f64 = 0.3;
+/// Scale s = 1/T with T = 0.1 (ems.txt; LaBSE's learned scale is of this order).
+pub const DEFAULT_SCALE: f64 = 10.0;
+
+/// `x`, `y`: [N, d] embeddings (need not be normalised).
+pub fn additive_margin_softmax(x: &Tensor, y: &Tensor, margin: f64, scale: f64) -> Tensor {
+    let sim = cosine_matrix(x, y);
+    let n = sim.size()[0];
+    let eye = Tensor::eye(n, (Kind::Float, sim.device())).to_kind(sim.kind());
+    bidirectional_diagonal_cross_entropy(&((sim - eye * margin) * scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::losses::reference::*;
+
+    #[test]
+    fn equals_a_hand_computation() {
+        let x = fixed_embeddings(5, 4, 3);
+        let y = fixed_embeddings(5, 4, 4);
+        let (m, s) = (0.3, 10.0);
+        let mut expected = 0.0;
+        for i in 0..5 {
+            for (a, b) in [(&x, &y), (&y, &x)] {
+                let pos = (s * (cos(&a[i], &b[i]) - m)).exp();
+                let neg: f64 = (0..5)
+                    .filter(|&n| n != i)
+                    .map(|n| (s * cos(&a[i], &b[n])).exp())
+                    .sum();
+                expected += -(pos / (pos + neg)).ln();
+            }
+        }
+        expected /= 5.0;
+        let got = additive_margin_softmax(&tensor(&x), &tensor(&y), m, s).double_value(&[]);
+        assert!((got - expected).abs() < 1e-10, "{got} vs {expected}");
+        // m = 0 is InfoNCE with T = 1/s.
+        let a = additive_margin_softmax(&tensor(&x), &tensor(&y), 0.0, s).double_value(&[]);
+        let b = crate::losses::bidirectional_info_nce(&tensor(&x), &tensor(&y), 1.0 / s)
+            .double_value(&[]);
+        assert!((a - b).abs() < 1e-10);
+    }
+}

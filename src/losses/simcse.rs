@@ -1,0 +1,42 @@
+//! Unsupervised SimCSE (Gao et al. 2021, lecture §SimCSE): the same sentences encoded
+//! twice with different dropout masks, h and h', are each other's positives:
+//!
+//! ```text
+//! L = (1/N) Σ_i -log( e^{s(h_i, h'_i)/τ} / Σ_j e^{s(h_i, h'_j)/τ} ),   τ = 0.05
+//! ```
+
+use tch::{Kind, Tensor};
+
+use super::cosine_matrix;
+
+/// SimCSE's temperature.
+pub const DEFAULT_TEMPERATURE: f64 = 0.05;
+
+/// `first`, `second`: [N, d] embeddings of the same N sentences under two dropout masks.
+pub fn simcse(first: &Tensor, second: &Tensor, temperature: f64) -> Tensor {
+    let logits = cosine_matrix(first, second) / temperature;
+    let n = logits.size()[0];
+    super::diagonal_cross_entropy(&logits, &Tensor::arange(n, (Kind::Int64, logits.device())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::losses::reference::*;
+
+    #[test]
+    fn equals_a_hand_computation() {
+        let a = fixed_embeddings(3, 5, 7);
+        let b = fixed_embeddings(3, 5, 8);
+        let t = 0.05;
+        let expected: f64 = (0..3)
+            .map(|i| {
+                let row: Vec<f64> = (0..3).map(|j| cos(&a[i], &b[j]) / t).collect();
+                ce(&row, i)
+            })
+            .sum::<f64>()
+            / 3.0;
+        let got = simcse(&tensor(&a), &tensor(&b), t).double_value(&[]);
+        assert!((got - expected).abs() < 1e-10, "{got} vs {expected}");
+    }
+}

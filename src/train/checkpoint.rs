@@ -1,0 +1,115 @@
+//! Training checkpoints: everything a killed run needs to continue exactly as if it had
+//! not stopped: encoder weights (a normal lase model folder), loss-head weights, AdamW
+//! moments and step, the sampler's position, and the step counter. Dropout seeds are
+//! derived from (seed, step), so no libtorch RNG state needs storing.
+//!
+//! A checkpoint is written into `checkpoint.partial/`, then swapped in by renames
+//! (`checkpoint` -> `checkpoint.old`, `checkpoint.partial` -> `checkpoint`, old removed):
+//! at any instant one complete checkpoint exists on disk.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tch::Tensor;
+
+use super::objective::Objective;
+use super::optimizer::AdamW;
+use crate::data::SamplerState;
+use crate::error::{LaseError, Result};
+use crate::io::atomic::write_atomic;
+use crate::model::SentenceEncoder;
+use crate::model::checkpoint::{read_safetensors, write_safetensors};
+
+/// The non-tensor part of a checkpoint (`state.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainState {
+    /// Optimizer steps completed.
+    pub step: u64,
+    pub sampler: SamplerState,
+    pub optimizer_steps: u64,
+    /// Language table of the objective (index = language id).
+    pub languages: Vec<String>,
+    pub pairs_seen: u64,
+    pub elapsed_seconds: f64,
+}
+
+const CURRENT: &str = "checkpoint";
+const PARTIAL: &str = "checkpoint.partial";
+const OLD: &str = "checkpoint.old";
+
+/// The newest complete checkpoint under `out`, if any.
+pub fn find(out: &Path) -> Option<PathBuf> {
+    [CURRENT, OLD]
+        .iter()
+        .map(|d| out.join(d))
+        .find(|d| d.join("state.json").is_file())
+}
+
+/// Writes a checkpoint of the run under `out`.
+pub fn save(
+    out: &Path,
+    encoder: &SentenceEncoder,
+    objective: &Objective,
+    optimizer: &AdamW,
+    state: &TrainState,
+) -> Result<()> {
+    let partial = out.join(PARTIAL);
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(|e| LaseError::io(&partial, e))?;
+    }
+    std::fs::create_dir_all(&partial).map_err(|e| LaseError::io(&partial, e))?;
+    encoder.save(partial.join("encoder"))?;
+    write_safetensors(
+        &partial.join("objective.safetensors"),
+        &objective.named_parameters(),
+    )?;
+    let (moments, _) = optimizer.state();
+    write_safetensors(&partial.join("optimizer.safetensors"), &moments)?;
+    let mut json = serde_json::to_string_pretty(state).expect("state serialises");
+    json.push('\n');
+    // state.json last: its presence marks the folder complete.
+    write_atomic(partial.join("state.json"), json.as_bytes())?;
+    let current = out.join(CURRENT);
+    let old = out.join(OLD);
+    if old.exists() {
+        std::fs::remove_dir_all(&old).map_err(|e| LaseError::io(&old, e))?;
+    }
+    if current.exists() {
+        std::fs::rename(&current, &old).map_err(|e| LaseError::io(&current, e))?;
+    }
+    std::fs::rename(&partial, &current).map_err(|e| LaseError::io(&partial, e))?;
+    if old.exists() {
+        std::fs::remove_dir_all(&old).map_err(|e| LaseError::io(&old, e))?;
+    }
+    Ok(())
+}
+
+/// Reads `state.json` of a checkpoint folder.
+pub fn read_state(dir: &Path) -> Result<TrainState> {
+    let path = dir.join("state.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| LaseError::io(&path, e))?;
+    serde_json::from_str(&text).map_err(|e| LaseError::bad_line(&path, e.line(), e.to_string()))
+}
+
+/// Restores loss-head weights and optimizer moments from a checkpoint folder.
+pub fn restore(
+    dir: &Path,
+    objective: &mut Objective,
+    optimizer: &mut AdamW,
+    state: &TrainState,
+) -> Result<()> {
+    let heads = read_safetensors(&dir.join("objective.safetensors"))?;
+    let params = objective.named_parameters();
+    tch::no_grad(|| -> Result<()> {
+        for (name, mut p) in params {
+            let src: &Tensor = heads.get(&name).ok_or_else(|| {
+                LaseError::bad_file(dir.join("objective.safetensors"), format!("lacks {name}"))
+            })?;
+            p.copy_(src);
+        }
+        Ok(())
+    })?;
+    let moments: BTreeMap<String, Tensor> = read_safetensors(&dir.join("optimizer.safetensors"))?;
+    optimizer.restore(moments, state.optimizer_steps)
+}

@@ -1,0 +1,336 @@
+//! Typed training configuration, read from TOML. Every number that matters has the
+//! default of the paper it comes from (ems.txt unless said otherwise); a config file
+//! only states what it changes. Unknown keys are errors, so a typo cannot silently
+//! fall back to a default.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::{CorpusSource, DevSplitConfig, SamplingConfig};
+use crate::error::{LaseError, Result};
+use crate::losses::{EmsContrastiveConfig, TripletDistance, XtrConfig};
+
+/// The whole recipe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainConfig {
+    #[serde(default)]
+    pub model: ModelConfig,
+    #[serde(default)]
+    pub tokenizer: TokenizerConfig,
+    pub data: DataConfig,
+    #[serde(default)]
+    pub objective: ObjectiveConfig,
+    #[serde(default)]
+    pub optimizer: OptimizerConfig,
+    #[serde(default)]
+    pub schedule: ScheduleConfig,
+    #[serde(default)]
+    pub run: RunConfig,
+}
+
+/// Encoder shape (ems.txt §IV-A: 6 layers, 1024 hidden, 16 heads, FFN 4096, max 120
+/// tokens, dropout 0.1, mean pooling).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelConfig {
+    pub layers: usize,
+    pub hidden: usize,
+    pub heads: usize,
+    pub ffn: usize,
+    pub max_tokens: usize,
+    pub dropout: f64,
+    /// Pooling mode: mean (EMS), cls (LaBSE/LEALLA), max, ...
+    pub pooling: String,
+    /// Factorised token embedding width B (V x B then B x H); none = V x H.
+    pub embedding_size: Option<usize>,
+    /// Layers in a recurring unit (parameter sharing); none = all distinct.
+    pub recurrent_unit_layers: Option<usize>,
+    /// Dense head d -> k after pooling (dimension reduction); none = no head.
+    pub output_dim: Option<usize>,
+    /// Start from this lase/HF model folder instead of random weights (its tokenizer
+    /// is used and the shape fields above are ignored).
+    pub init_from: Option<PathBuf>,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        Self {
+            layers: 6,
+            hidden: 1024,
+            heads: 16,
+            ffn: 4096,
+            max_tokens: 120,
+            dropout: 0.1,
+            pooling: "mean".into(),
+            embedding_size: None,
+            recurrent_unit_layers: None,
+            output_dim: None,
+            init_from: None,
+        }
+    }
+}
+
+/// Tokenizer: an existing tokenizer.json, or one trained on the training text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TokenizerConfig {
+    pub path: Option<PathBuf>,
+    /// Unigram vocabulary size (ems.txt: 60k pieces).
+    pub vocab_size: usize,
+    /// Sentences sampled for training it (language-balanced).
+    pub sample_sentences: usize,
+    /// Temperature exponent of the language-balanced sample.
+    pub alpha: f64,
+}
+
+impl Default for TokenizerConfig {
+    fn default() -> Self {
+        Self {
+            path: None,
+            vocab_size: 60_000,
+            sample_sentences: 1_000_000,
+            alpha: 0.3,
+        }
+    }
+}
+
+/// Training data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataConfig {
+    pub sources: Vec<CorpusSource>,
+    #[serde(default)]
+    pub dev: DevSplitConfig,
+    #[serde(default)]
+    pub sampling: SamplingConfig,
+}
+
+/// Which contrastive loss, if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContrastiveKind {
+    /// EMS: InfoNCE on a two-layer MLP projection (ems.txt Eq. 8-11).
+    Ems,
+    /// Bidirectional InfoNCE on the sentence vectors.
+    InfoNce,
+    /// LaBSE additive margin softmax.
+    Ams,
+    /// Triplet loss with the hardest in-batch negative.
+    Triplet,
+    None,
+}
+
+/// The training objective: contrastive part + optional XTR (EMS joint loss, Eq. 12).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ObjectiveConfig {
+    pub contrastive: ContrastiveKind,
+    /// Temperature of InfoNCE (0.1).
+    pub temperature: f64,
+    /// AMS margin m (0.3) and scale s (10 = 1/T).
+    pub margin: f64,
+    pub scale: f64,
+    pub triplet_distance: TripletDistance,
+    pub triplet_margin: Option<f64>,
+    pub ems: EmsContrastiveConfig,
+    /// Cross-lingual token-level reconstruction on/off.
+    pub xtr: bool,
+    pub xtr_head: XtrConfig,
+}
+
+impl Default for ObjectiveConfig {
+    fn default() -> Self {
+        Self {
+            contrastive: ContrastiveKind::Ems,
+            temperature: crate::losses::info_nce::DEFAULT_TEMPERATURE,
+            margin: crate::losses::additive_margin::DEFAULT_MARGIN,
+            scale: crate::losses::additive_margin::DEFAULT_SCALE,
+            triplet_distance: TripletDistance::Cosine,
+            triplet_margin: None,
+            ems: EmsContrastiveConfig::default(),
+            xtr: true,
+            xtr_head: XtrConfig::default(),
+        }
+    }
+}
+
+/// AdamW (Loshchilov & Hutter 2019) hyperparameters; ems.txt: lr 3e-4, weight decay 1e-5.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OptimizerConfig {
+    pub lr: f64,
+    pub weight_decay: f64,
+    pub beta1: f64,
+    pub beta2: f64,
+    pub eps: f64,
+    /// Global gradient-norm clipping (0 = off).
+    pub max_grad_norm: f64,
+}
+
+impl Default for OptimizerConfig {
+    fn default() -> Self {
+        Self {
+            lr: 3e-4,
+            weight_decay: 1e-5,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            max_grad_norm: 1.0,
+        }
+    }
+}
+
+/// Learning-rate decay after warm-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decay {
+    Linear,
+    Cosine,
+    Constant,
+}
+
+/// Steps, batches and the warm-up/decay schedule (ems.txt: 10k warm-up steps, batch
+/// 152 pairs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScheduleConfig {
+    pub steps: u64,
+    pub warmup_steps: u64,
+    pub decay: Decay,
+    /// Translation pairs per optimizer step (per accumulation micro-batch).
+    pub batch_pairs: usize,
+    /// Micro-batches accumulated per optimizer step.
+    pub accumulation_steps: usize,
+    /// Gradient caching: encode in chunks of this many sentences (0 = off), so a batch
+    /// of thousands of pairs fits in memory with all of them as in-batch negatives.
+    pub grad_cache_chunk: usize,
+}
+
+impl Default for ScheduleConfig {
+    fn default() -> Self {
+        Self {
+            steps: 100_000,
+            warmup_steps: 10_000,
+            decay: Decay::Linear,
+            batch_pairs: 152,
+            accumulation_steps: 1,
+            grad_cache_chunk: 0,
+        }
+    }
+}
+
+/// Bookkeeping: seeds, how often to log, evaluate and checkpoint, device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    pub seed: u64,
+    pub log_every: u64,
+    pub eval_every: u64,
+    pub checkpoint_every: u64,
+    /// Dev pairs used for the dev retrieval metric (0 = all).
+    pub dev_max_pairs: usize,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            log_every: 50,
+            eval_every: 1000,
+            checkpoint_every: 1000,
+            dev_max_pairs: 2000,
+        }
+    }
+}
+
+impl TrainConfig {
+    /// Reads a TOML config; relative data paths are taken relative to the working
+    /// directory (as the command line would).
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
+        Self::from_toml(&text).map_err(|e| match e {
+            LaseError::BadLine { line, message, .. } => LaseError::bad_line(path, line, message),
+            other => other,
+        })
+    }
+
+    pub fn from_toml(text: &str) -> Result<Self> {
+        let config: Self = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+                .unwrap_or(0);
+            LaseError::bad_line("<config>", line, e.message().to_owned())
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("configs serialise")
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(LaseError::InvalidArgument(m));
+        let m = &self.model;
+        if m.init_from.is_none()
+            && (m.hidden == 0 || m.heads == 0 || !m.hidden.is_multiple_of(m.heads))
+        {
+            return bad(format!(
+                "model.hidden {} must be a positive multiple of model.heads {}",
+                m.hidden, m.heads
+            ));
+        }
+        let s = &self.schedule;
+        if s.batch_pairs < 2 {
+            return bad("schedule.batch_pairs must be at least 2 (in-batch negatives)".into());
+        }
+        if s.accumulation_steps == 0 {
+            return bad("schedule.accumulation_steps must be at least 1".into());
+        }
+        if self.objective.contrastive == ContrastiveKind::None && !self.objective.xtr {
+            return bad(
+                "objective: no loss enabled (contrastive = \"none\" and xtr = false)".into(),
+            );
+        }
+        if self.optimizer.lr <= 0.0 || !self.optimizer.lr.is_finite() {
+            return bad(format!(
+                "optimizer.lr {} must be positive",
+                self.optimizer.lr
+            ));
+        }
+        if self.data.sources.is_empty() {
+            return bad("data.sources is empty".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_defaults_and_unknown_keys() {
+        let c = TrainConfig::from_toml(
+            "[data]\nsources = [{ format = \"tsv\", path = \"p.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n",
+        )
+        .unwrap();
+        assert_eq!(c.model.layers, 6);
+        assert_eq!(c.model.hidden, 1024);
+        assert_eq!(c.optimizer.lr, 3e-4);
+        assert_eq!(c.schedule.warmup_steps, 10_000);
+        assert_eq!(c.objective.ems.projection_dim, 128);
+        let again = TrainConfig::from_toml(&c.to_toml()).unwrap();
+        assert_eq!(again, c);
+        let err = TrainConfig::from_toml("[data]\nsources = []\n[optimizer]\nlearning_rate = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(":4:") && err.contains("learning_rate"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! One forward/backward pass over a batch of translation pairs, directly or with
+//! gradient caching (GradCache, Gao et al. 2021 "Scaling deep contrastive learning batch
+//! size under memory limited setup"; sentence-transformers'
+//! CachedMultipleNegativesRankingLoss):
+//!
+//! 1. embed every chunk of sentences without building a graph;
+//! 2. compute the loss on those vectors (as leaves) and back-propagate to them, giving
+//!    ∂L/∂x_i for every sentence (the loss heads get their gradients here);
+//! 3. embed each chunk again with a graph and back-propagate Σ_i ⟨x_i, ∂L/∂x_i⟩.
+//!
+//! The encoder's gradient equals the direct pass's, while memory holds one chunk's
+//! activations, so a contrastive loss can see thousands of in-batch negatives on a small
+//! machine. Each chunk's dropout masks are seeded so passes 1 and 3 draw the same ones.
+
+use tch::Tensor;
+
+use super::objective::{BatchContext, LossOutput, Objective};
+use crate::model::SentenceEncoder;
+use crate::rng::mix_seed;
+use crate::tokenizer::TokenIds;
+
+/// How to run the pass.
+#[derive(Clone, Copy, Debug)]
+pub struct PassOptions {
+    /// Sentences per chunk; 0 or >= the batch means one direct pass.
+    pub chunk: usize,
+    /// Base seed for this micro-batch's dropout masks.
+    pub seed: u64,
+    /// The loss is multiplied by this before back-propagation (1 / accumulation steps).
+    pub loss_scale: f64,
+    /// Dropout on (training) or off.
+    pub train: bool,
+}
+
+/// Sentences per forward pass in a direct (uncached) pass: small enough that sorting by
+/// length removes most padding, large enough for efficient matrix products.
+pub const DIRECT_PADDING_CHUNK: usize = 32;
+
+/// Length-sorted chunks: (positions in the side, chunk) so padding stays small.
+fn chunks(items: &[&TokenIds], chunk: usize) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| items[i].len());
+    let size = if chunk == 0 {
+        items.len().max(1)
+    } else {
+        chunk
+    };
+    order.chunks(size).map(|c| c.to_vec()).collect()
+}
+
+fn embed_chunk(
+    encoder: &SentenceEncoder,
+    items: &[&TokenIds],
+    rows: &[usize],
+    seed: u64,
+    train: bool,
+) -> Tensor {
+    tch::manual_seed(seed as i64);
+    let refs: Vec<&TokenIds> = rows.iter().map(|&i| items[i]).collect();
+    encoder.forward_t(&encoder.batch(&refs), train)
+}
+
+/// Embeds one side, chunk by chunk, rows back in input order.
+fn embed_side(
+    encoder: &SentenceEncoder,
+    items: &[&TokenIds],
+    plan: &[Vec<usize>],
+    side: u64,
+    options: &PassOptions,
+) -> Tensor {
+    let parts: Vec<Tensor> = plan
+        .iter()
+        .enumerate()
+        .map(|(c, rows)| {
+            embed_chunk(
+                encoder,
+                items,
+                rows,
+                mix_seed(&[options.seed, side, c as u64]),
+                options.train,
+            )
+        })
+        .collect();
+    let sorted = Tensor::cat(&parts, 0);
+    let order: Vec<i64> = plan.iter().flatten().map(|&i| i as i64).collect();
+    let index = Tensor::from_slice(&order).to_device(sorted.device());
+    // sorted[k] belongs to row order[k]: scatter back.
+    sorted.zeros_like().index_copy(0, &index, &sorted)
+}
+
+/// Forward + backward for one (micro-)batch; gradients accumulate into the encoder's
+/// and the objective's parameters. Returns the (unscaled) loss.
+pub fn forward_backward(
+    encoder: &SentenceEncoder,
+    objective: &Objective,
+    x_items: &[&TokenIds],
+    y_items: &[&TokenIds],
+    ctx: &BatchContext,
+    options: &PassOptions,
+) -> LossOutput {
+    let n = x_items.len();
+    let plan_x = chunks(x_items, options.chunk);
+    let plan_y = chunks(y_items, options.chunk);
+    if options.chunk == 0 || options.chunk >= n {
+        // Direct pass: still embedded in length-sorted chunks, so that each forward pads
+        // only to its own longest sentence; every chunk keeps its graph.
+        let plan_x = chunks(x_items, DIRECT_PADDING_CHUNK);
+        let plan_y = chunks(y_items, DIRECT_PADDING_CHUNK);
+        let x = embed_side(encoder, x_items, &plan_x, 0, options);
+        let y = embed_side(encoder, y_items, &plan_y, 1, options);
+        let out = objective.loss(&x, &y, ctx);
+        (&out.total * options.loss_scale).backward();
+        return out;
+    }
+    // Pass 1: vectors without a graph.
+    let (x, y) = tch::no_grad(|| {
+        (
+            embed_side(encoder, x_items, &plan_x, 0, options),
+            embed_side(encoder, y_items, &plan_y, 1, options),
+        )
+    });
+    // Pass 2: loss on leaf copies -> dL/dx, dL/dy (and the heads' gradients).
+    let x = x.detach().set_requires_grad(true);
+    let y = y.detach().set_requires_grad(true);
+    let out = objective.loss(&x, &y, ctx);
+    (&out.total * options.loss_scale).backward();
+    let (gx, gy) = (x.grad(), y.grad());
+    // Pass 3: re-embed chunk by chunk with a graph, back-propagate <x_i, dL/dx_i>.
+    for (side, items, plan, grad) in [(0u64, x_items, &plan_x, &gx), (1, y_items, &plan_y, &gy)] {
+        for (c, rows) in plan.iter().enumerate() {
+            let e = embed_chunk(
+                encoder,
+                items,
+                rows,
+                mix_seed(&[options.seed, side, c as u64]),
+                options.train,
+            );
+            let idx: Vec<i64> = rows.iter().map(|&i| i as i64).collect();
+            let g = grad.index_select(0, &Tensor::from_slice(&idx).to_device(grad.device()));
+            let kind = e.kind();
+            (e * g).sum(kind).backward();
+        }
+    }
+    out
+}

@@ -1,0 +1,522 @@
+//! The training loop: data -> tokenizer -> encoder -> objective -> AdamW, with dev
+//! evaluation, JSONL metrics, atomic checkpoints and exact resume.
+//!
+//! Layout of an output folder:
+//! - `config.toml`: the recipe (a resumed run must use the same one);
+//! - `tokenizer.json`: trained here unless the recipe names one;
+//! - `checkpoint/`: the latest checkpoint ([`super::checkpoint`]);
+//! - `metrics.jsonl`, `metrics.svg`: the log and its plot;
+//! - `model/`: the final model, a normal lase / sentence-transformers folder.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use tch::Device;
+
+use super::checkpoint::{self, TrainState};
+use super::config::{ModelConfig, TokenizerConfig, TrainConfig};
+use super::grad_cache::{PassOptions, forward_backward};
+use super::metrics::{MetricsLog, plot};
+use super::objective::{BatchContext, Objective};
+use super::optimizer::AdamW;
+use super::schedule::learning_rate;
+use crate::data::sampler::sentence_key;
+use crate::data::{BatchSampler, ParallelCorpus, split_dev};
+use crate::error::{LaseError, Result};
+use crate::eval::bitext_retrieval::bitext_retrieval;
+use crate::eval::embed_unit_vectors;
+use crate::inference::EncodeOptions;
+use crate::io::atomic::write_atomic;
+use crate::mine::MatrixView;
+use crate::model::dense::{DenseConfig, IDENTITY};
+use crate::model::{EncoderConfig, HeadSpec, PoolingConfig, PoolingMode, SentenceEncoder};
+use crate::rng::mix_seed;
+use crate::tokenizer::TokenIds;
+use crate::tokenizer::training::{TokenizerTrainingOptions, balanced_sample, train_unigram};
+
+/// Run-time options that are not part of the recipe.
+#[derive(Clone, Debug)]
+pub struct TrainOptions {
+    pub device: Device,
+    /// Stop (after checkpointing) once this many steps are done in this process, as if
+    /// the run were killed there; for resume tests and time-sliced runs.
+    pub stop_after_steps: Option<u64>,
+    pub progress: bool,
+}
+
+impl Default for TrainOptions {
+    fn default() -> Self {
+        Self {
+            device: Device::Cpu,
+            stop_after_steps: None,
+            progress: false,
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Serialize)]
+pub struct TrainSummary {
+    pub steps: u64,
+    pub resumed_from: Option<u64>,
+    pub first_loss: Option<f64>,
+    pub last_loss: Option<f64>,
+    pub dev_p_at_1: Option<f64>,
+    pub pairs_per_second: f64,
+    pub seconds: f64,
+    pub model_dir: Option<PathBuf>,
+}
+
+/// Trains (or resumes) the recipe `config` into `out`.
+pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result<TrainSummary> {
+    config.validate()?;
+    std::fs::create_dir_all(out).map_err(|e| LaseError::io(out, e))?;
+    let config_path = out.join("config.toml");
+    if config_path.exists() {
+        let previous = TrainConfig::from_file(&config_path)?;
+        if &previous != config {
+            return Err(LaseError::InvalidArgument(format!(
+                "{} holds a run of a different recipe; resume needs the same config (or choose another --out)",
+                out.display()
+            )));
+        }
+    } else {
+        write_atomic(&config_path, config.to_toml().as_bytes())?;
+    }
+
+    let corpus = ParallelCorpus::read(&config.data.sources)?;
+    let (train_set, dev_set) = split_dev(corpus, &config.data.dev);
+    tracing::info!(
+        "{} training pairs in {} languages ({} skipped as empty), {} dev pairs",
+        train_set.len(),
+        train_set.languages.len(),
+        train_set.skipped_empty,
+        dev_set.len()
+    );
+
+    let device = options.device;
+    let resume_dir = checkpoint::find(out);
+    let resumed_state = resume_dir
+        .as_deref()
+        .map(checkpoint::read_state)
+        .transpose()?;
+    tch::manual_seed(config.run.seed as i64);
+    let mut encoder = match &resume_dir {
+        Some(dir) => SentenceEncoder::load(dir.join("encoder"), device)?,
+        None => initial_encoder(config, out, &train_set, device)?,
+    };
+    encoder.set_normalize(false);
+    if let Some(state) = &resumed_state
+        && state.languages != train_set.languages
+    {
+        return Err(LaseError::InvalidArgument(
+            "the training data's languages differ from the checkpoint's".into(),
+        ));
+    }
+
+    let tokenize = |side: &mut dyn Iterator<Item = &str>| -> Result<Vec<TokenIds>> {
+        let texts: Vec<&str> = side.collect();
+        encoder.tokenize(&texts)
+    };
+    let src_tokens = tokenize(&mut train_set.pairs.iter().map(|p| p.src.as_str()))?;
+    let tgt_tokens = tokenize(&mut train_set.pairs.iter().map(|p| p.tgt.as_str()))?;
+    let mut groups: Vec<Vec<u32>> = vec![Vec::new(); train_set.languages.len()];
+    for (i, p) in train_set.pairs.iter().enumerate() {
+        groups[p.src_lang as usize].push(i as u32);
+    }
+    let keys: Vec<[u64; 2]> = train_set
+        .pairs
+        .iter()
+        .map(|p| [sentence_key(&p.src), sentence_key(&p.tgt)])
+        .collect();
+    let mut sampler = BatchSampler::new(groups, keys, &config.data.sampling)?;
+
+    let vocab_size = encoder.tokenizer().vocab_size();
+    let special_ids: Vec<i64> = encoder
+        .tokenizer()
+        .inner()
+        .get_added_tokens_decoder()
+        .iter()
+        .filter(|(_, t)| t.special)
+        .map(|(id, _)| *id as i64)
+        .collect();
+    let mut objective = Objective::new(
+        &config.objective,
+        encoder.dim(),
+        train_set.languages.len(),
+        vocab_size,
+        device,
+    );
+    let mut params: Vec<(String, tch::Tensor)> = encoder
+        .var_store()
+        .variables()
+        .into_iter()
+        .map(|(n, t)| (format!("encoder.{n}"), t))
+        .collect();
+    params.sort_by(|a, b| a.0.cmp(&b.0));
+    params.extend(objective.named_parameters());
+    let mut optimizer = AdamW::new(params, &config.optimizer);
+
+    let mut state = TrainState {
+        step: 0,
+        sampler: sampler.state().clone(),
+        optimizer_steps: 0,
+        languages: train_set.languages.clone(),
+        pairs_seen: 0,
+        elapsed_seconds: 0.0,
+    };
+    if let (Some(dir), Some(saved)) = (&resume_dir, resumed_state) {
+        checkpoint::restore(dir, &mut objective, &mut optimizer, &saved)?;
+        sampler.restore(saved.sampler.clone())?;
+        state = saved;
+        tracing::info!("resuming {} at step {}", out.display(), state.step);
+    }
+    let resumed_from = (state.step > 0).then_some(state.step);
+    let metrics = MetricsLog::open(&out.join("metrics.jsonl"), Some(state.step))?;
+
+    let dev = DevSet::new(&dev_set, config.run.dev_max_pairs);
+    let s = &config.schedule;
+    let bar = if options.progress {
+        let bar = ProgressBar::new(s.steps);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{bar:30} {pos}/{len} steps {msg} [{elapsed_precise} < {eta_precise}]",
+            )
+            .expect("valid template"),
+        );
+        bar.set_position(state.step);
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let started = Instant::now();
+    let elapsed_before = state.elapsed_seconds;
+    let mut first_loss = None;
+    let mut last_loss = None;
+    let mut last_dev = None;
+    let mut window_pairs = 0u64;
+    let mut window_start = Instant::now();
+    let mut steps_this_run = 0u64;
+
+    while state.step < s.steps {
+        let lr = learning_rate(
+            config.optimizer.lr,
+            state.step,
+            s.warmup_steps,
+            s.steps,
+            s.decay,
+        );
+        let mut loss_sum = 0.0;
+        let mut parts_sum: BTreeMap<&'static str, f64> = BTreeMap::new();
+        for micro in 0..s.accumulation_steps {
+            let batch = sampler.next_batch(s.batch_pairs);
+            let xs: Vec<&TokenIds> = batch.iter().map(|&i| &src_tokens[i as usize]).collect();
+            let ys: Vec<&TokenIds> = batch.iter().map(|&i| &tgt_tokens[i as usize]).collect();
+            let lang_x: Vec<i64> = batch
+                .iter()
+                .map(|&i| train_set.pairs[i as usize].src_lang as i64)
+                .collect();
+            let lang_y: Vec<i64> = batch
+                .iter()
+                .map(|&i| train_set.pairs[i as usize].tgt_lang as i64)
+                .collect();
+            let ids_x: Vec<&[i64]> = xs.iter().map(|t| t.ids.as_slice()).collect();
+            let ids_y: Vec<&[i64]> = ys.iter().map(|t| t.ids.as_slice()).collect();
+            let mut ctx = BatchContext::new(&lang_x, &lang_y, device);
+            if objective.needs_bags() {
+                ctx = ctx.with_bags(&ids_x, &ids_y, vocab_size, &special_ids);
+            }
+            let pass = PassOptions {
+                chunk: s.grad_cache_chunk,
+                seed: mix_seed(&[config.run.seed, state.step, micro as u64]),
+                loss_scale: 1.0 / s.accumulation_steps as f64,
+                train: true,
+            };
+            let out_loss = forward_backward(&encoder, &objective, &xs, &ys, &ctx, &pass);
+            let value = out_loss.total.double_value(&[]);
+            if !value.is_finite() {
+                return Err(LaseError::Model(format!(
+                    "loss is {value} at step {} (parts {:?}); lower the learning rate or check the data",
+                    state.step + 1,
+                    out_loss.parts
+                )));
+            }
+            loss_sum += value / s.accumulation_steps as f64;
+            for (name, v) in out_loss.parts {
+                *parts_sum.entry(name).or_insert(0.0) += v / s.accumulation_steps as f64;
+            }
+            state.pairs_seen += batch.len() as u64;
+            window_pairs += batch.len() as u64;
+        }
+        let grad_norm = optimizer.grad_norm();
+        if !grad_norm.is_finite() {
+            return Err(LaseError::Model(format!(
+                "gradient norm is {grad_norm} at step {}; lower the learning rate or check the data",
+                state.step + 1
+            )));
+        }
+        if config.optimizer.max_grad_norm > 0.0 && grad_norm > config.optimizer.max_grad_norm {
+            optimizer.scale_grads(config.optimizer.max_grad_norm / (grad_norm + 1e-6));
+        }
+        optimizer.step(lr);
+        optimizer.zero_grad();
+        state.step += 1;
+        steps_this_run += 1;
+        first_loss.get_or_insert(loss_sum);
+        last_loss = Some(loss_sum);
+        bar.set_position(state.step);
+
+        let log_now =
+            state.step.is_multiple_of(config.run.log_every.max(1)) || state.step == s.steps;
+        let eval_now = config.run.eval_every > 0
+            && (state.step.is_multiple_of(config.run.eval_every) || state.step == s.steps);
+        if log_now || eval_now {
+            let secs = window_start.elapsed().as_secs_f64().max(1e-9);
+            let mut record = serde_json::json!({
+                "step": state.step,
+                "loss": loss_sum,
+                "lr": lr,
+                "grad_norm": grad_norm,
+                "pairs_per_second": window_pairs as f64 / secs,
+                "pairs_seen": state.pairs_seen,
+            });
+            for (name, v) in &parts_sum {
+                record[*name] = serde_json::json!(v);
+            }
+            if eval_now && !dev.is_empty() {
+                let p1 = dev.p_at_1(&encoder)?;
+                record["dev_p_at_1"] = serde_json::json!(p1);
+                last_dev = Some(p1);
+            }
+            bar.set_message(format!(
+                "loss {loss_sum:.4} lr {lr:.2e} {:.0} pairs/s{}",
+                window_pairs as f64 / secs,
+                last_dev
+                    .map(|d| format!(" dev P@1 {d:.1}"))
+                    .unwrap_or_default()
+            ));
+            metrics.append(&record)?;
+            window_pairs = 0;
+            window_start = Instant::now();
+        }
+        let stop_now = options
+            .stop_after_steps
+            .is_some_and(|n| steps_this_run >= n);
+        let checkpoint_now = state
+            .step
+            .is_multiple_of(config.run.checkpoint_every.max(1))
+            || state.step == s.steps
+            || stop_now;
+        if checkpoint_now {
+            state.sampler = sampler.state().clone();
+            state.optimizer_steps = optimizer.steps_taken();
+            state.elapsed_seconds = elapsed_before + started.elapsed().as_secs_f64();
+            checkpoint::save(out, &encoder, &objective, &optimizer, &state)?;
+        }
+        if stop_now && state.step < s.steps {
+            bar.abandon();
+            return Ok(summary(
+                &state,
+                resumed_from,
+                first_loss,
+                last_loss,
+                last_dev,
+                started,
+                None,
+            ));
+        }
+    }
+    bar.finish();
+    plot(metrics.path(), &out.join("metrics.svg"))?;
+    let model_dir = out.join("model");
+    export(&mut encoder, &model_dir)?;
+    Ok(summary(
+        &state,
+        resumed_from,
+        first_loss,
+        last_loss,
+        last_dev,
+        started,
+        Some(model_dir),
+    ))
+}
+
+fn summary(
+    state: &TrainState,
+    resumed_from: Option<u64>,
+    first_loss: Option<f64>,
+    last_loss: Option<f64>,
+    dev_p_at_1: Option<f64>,
+    started: Instant,
+    model_dir: Option<PathBuf>,
+) -> TrainSummary {
+    let seconds = started.elapsed().as_secs_f64();
+    TrainSummary {
+        steps: state.step,
+        resumed_from,
+        first_loss,
+        last_loss,
+        dev_p_at_1,
+        pairs_per_second: state.pairs_seen as f64 / state.elapsed_seconds.max(seconds).max(1e-9),
+        seconds,
+        model_dir,
+    }
+}
+
+/// Writes the final model (L2-normalised outputs) into `dir` via a temporary folder.
+fn export(encoder: &mut SentenceEncoder, dir: &Path) -> Result<()> {
+    let partial = dir.with_extension("partial");
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(|e| LaseError::io(&partial, e))?;
+    }
+    encoder.set_normalize(true);
+    let saved = encoder.save(&partial);
+    encoder.set_normalize(false);
+    saved?;
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| LaseError::io(dir, e))?;
+    }
+    std::fs::rename(&partial, dir).map_err(|e| LaseError::io(dir, e))
+}
+
+/// The encoder a fresh run starts from: `init_from`, or random weights with a
+/// tokenizer from the recipe (or trained on the training text).
+fn initial_encoder(
+    config: &TrainConfig,
+    out: &Path,
+    train_set: &ParallelCorpus,
+    device: Device,
+) -> Result<SentenceEncoder> {
+    if let Some(dir) = &config.model.init_from {
+        return SentenceEncoder::load(dir, device);
+    }
+    let tokenizer_path = out.join("tokenizer.json");
+    let tokenizer_json = if let Some(path) = &config.tokenizer.path {
+        std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?
+    } else if tokenizer_path.exists() {
+        std::fs::read_to_string(&tokenizer_path).map_err(|e| LaseError::io(&tokenizer_path, e))?
+    } else {
+        let json = train_tokenizer(train_set, &config.tokenizer, config.run.seed, false)?;
+        write_atomic(&tokenizer_path, json.as_bytes())?;
+        json
+    };
+    new_encoder(&config.model, tokenizer_json, device)
+}
+
+/// Trains the recipe's Unigram tokenizer on a language-balanced sample of `corpus`;
+/// returns the tokenizer.json text.
+pub fn train_tokenizer(
+    corpus: &ParallelCorpus,
+    t: &TokenizerConfig,
+    seed: u64,
+    progress: bool,
+) -> Result<String> {
+    let mut by_language: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (text, lang) in corpus.sentences() {
+        by_language.entry(lang.to_owned()).or_default().push(text);
+    }
+    let sample = balanced_sample(&by_language, t.sample_sentences, t.alpha, seed);
+    tracing::info!(
+        "training a {}-piece unigram tokenizer on {} sampled sentences",
+        t.vocab_size,
+        sample.len()
+    );
+    train_unigram(
+        &sample,
+        &corpus.languages,
+        &TokenizerTrainingOptions {
+            vocab_size: t.vocab_size,
+            sample_sentences: t.sample_sentences,
+            alpha: t.alpha,
+            seed,
+            show_progress: progress,
+        },
+    )
+}
+
+/// A randomly initialised encoder of the recipe's shape.
+pub fn new_encoder(
+    model: &ModelConfig,
+    tokenizer_json: String,
+    device: Device,
+) -> Result<SentenceEncoder> {
+    let inner = tokenizers::Tokenizer::from_bytes(tokenizer_json.as_bytes())
+        .map_err(|e| LaseError::Tokenizer(format!("invalid tokenizer.json: {e}")))?;
+    let vocab = inner.get_vocab_size(true);
+    let pad = inner
+        .token_to_id("<pad>")
+        .or_else(|| inner.token_to_id("[PAD]"))
+        .unwrap_or(0) as i64;
+    let mut c = EncoderConfig::bert(vocab, model.hidden, model.layers, model.heads, model.ffn);
+    c.max_position_embeddings = model.max_tokens;
+    c.hidden_dropout_prob = model.dropout;
+    c.attention_probs_dropout_prob = model.dropout;
+    c.embedding_size = model.embedding_size;
+    c.recurrent_unit_layers = model.recurrent_unit_layers;
+    c.pad_token_id = pad;
+    let mode: PoolingMode = model.pooling.parse().map_err(LaseError::InvalidArgument)?;
+    let head = HeadSpec {
+        pooling: PoolingConfig::single(model.hidden, mode),
+        dense: model
+            .output_dim
+            .map(|k| DenseConfig {
+                in_features: model.hidden,
+                out_features: k,
+                bias: true,
+                activation_function: IDENTITY.into(),
+            })
+            .into_iter()
+            .collect(),
+        normalize: false,
+    };
+    SentenceEncoder::new(c, tokenizer_json, model.max_tokens, head, device)
+}
+
+/// Dev pairs grouped by language, for P@1 during training.
+struct DevSet {
+    groups: Vec<(Vec<String>, Vec<String>)>,
+}
+
+impl DevSet {
+    fn new(dev: &ParallelCorpus, max_pairs: usize) -> Self {
+        let mut by_lang: BTreeMap<u16, (Vec<String>, Vec<String>)> = BTreeMap::new();
+        let limit = if max_pairs == 0 {
+            usize::MAX
+        } else {
+            max_pairs
+        };
+        for p in dev.pairs.iter().take(limit) {
+            let e = by_lang.entry(p.src_lang).or_default();
+            e.0.push(p.src.clone());
+            e.1.push(p.tgt.clone());
+        }
+        Self {
+            groups: by_lang.into_values().filter(|g| g.0.len() >= 2).collect(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// Mean over languages of the two directions' mean P@1, in percent.
+    fn p_at_1(&self, encoder: &SentenceEncoder) -> Result<f64> {
+        let options = EncodeOptions::for_device(encoder.device());
+        let dim = encoder.dim();
+        let mut total = 0.0;
+        for (src, tgt) in &self.groups {
+            let x = embed_unit_vectors(encoder, src, &options, "dev", false)?;
+            let y = embed_unit_vectors(encoder, tgt, &options, "dev", false)?;
+            let scores = bitext_retrieval(
+                &MatrixView::new(&x, src.len(), dim)?,
+                &MatrixView::new(&y, tgt.len(), dim)?,
+                Some((src, tgt)),
+            )?;
+            total += scores.p_at_1();
+        }
+        Ok(100.0 * total / self.groups.len() as f64)
+    }
+}

@@ -1,0 +1,377 @@
+//! The training engine end to end on tiny models and synthetic translation pairs:
+//! learning happens (loss falls, dev retrieval far above chance), gradient caching gives
+//! the direct pass's gradients, a run stopped and resumed ends with bit-identical
+//! weights, bad runs fail clearly, and the exported folder loads for inference.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use lase::model::SentenceEncoder;
+use lase::rng::SplitMix64;
+use lase::train::config::{ContrastiveKind, TrainConfig};
+use lase::train::grad_cache::{PassOptions, forward_backward};
+use lase::train::objective::{BatchContext, Objective};
+use lase::train::{TrainOptions, train};
+use tch::{Device, Kind};
+
+const WORDS: &[(&str, &str)] = &[
+    ("the", "der"),
+    ("cat", "katze"),
+    ("dog", "hund"),
+    ("house", "haus"),
+    ("is", "ist"),
+    ("red", "rot"),
+    ("blue", "blau"),
+    ("green", "grün"),
+    ("big", "groß"),
+    ("small", "klein"),
+    ("runs", "läuft"),
+    ("fast", "schnell"),
+    ("slow", "langsam"),
+    ("and", "und"),
+    ("with", "mit"),
+];
+
+/// Word-for-word "translations" of random 3-6 word sentences, as a TSV (German, English).
+fn write_pairs(dir: &Path, n: usize, seed: u64) -> PathBuf {
+    let mut rng = SplitMix64::new(seed);
+    let mut text = String::new();
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < n {
+        let len = 3 + rng.below(4);
+        let idx: Vec<usize> = (0..len).map(|_| rng.below(WORDS.len())).collect();
+        let en: Vec<&str> = idx.iter().map(|&i| WORDS[i].0).collect();
+        let de: Vec<&str> = idx.iter().map(|&i| WORDS[i].1).collect();
+        if seen.insert(en.join(" ")) {
+            text.push_str(&format!("{}\t{}\n", de.join(" "), en.join(" ")));
+        }
+    }
+    let path = dir.join("pairs.tsv");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn config(dir: &Path, tokenizer: Option<&Path>, objective: &str, steps: u64) -> TrainConfig {
+    let pairs = write_pairs(dir, 600, 9);
+    let tokenizer_line = match tokenizer {
+        Some(p) => format!("path = {:?}", p.display().to_string()),
+        None => "vocab_size = 60\nsample_sentences = 2000".into(),
+    };
+    let text = format!(
+        r#"
+[model]
+layers = 2
+hidden = 32
+heads = 2
+ffn = 64
+max_tokens = 16
+dropout = 0.1
+
+[tokenizer]
+{tokenizer_line}
+
+[data]
+sources = [{{ format = "tsv", path = {pairs:?}, src_lang = "deu", tgt_lang = "eng" }}]
+dev = {{ pairs_per_language = 50, min_language_pairs = 100 }}
+
+[objective]
+{objective}
+
+[optimizer]
+lr = 3e-3
+
+[schedule]
+steps = {steps}
+warmup_steps = 5
+batch_pairs = 32
+
+[run]
+log_every = 5
+eval_every = 40
+checkpoint_every = 4
+"#,
+        pairs = pairs.display().to_string()
+    );
+    TrainConfig::from_toml(&text).unwrap()
+}
+
+/// libtorch's random generator (dropout masks, initialisation) is process-global, and
+/// the test harness runs tests on parallel threads: tests that train hold this lock so
+/// their random streams are their own.
+static TORCH_RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn rng_lock() -> std::sync::MutexGuard<'static, ()> {
+    TORCH_RNG.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn tiny_tokenizer_file(dir: &Path) -> PathBuf {
+    let p = dir.join("tiny-tokenizer.json");
+    std::fs::write(&p, common::tiny_tokenizer_json()).unwrap();
+    p
+}
+
+#[test]
+fn contrastive_training_learns_to_retrieve_translations() {
+    let _rng = rng_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let tok = tiny_tokenizer_file(dir.path());
+    let config = config(
+        dir.path(),
+        Some(&tok),
+        "contrastive = \"info-nce\"\nxtr = false",
+        80,
+    );
+    let out = dir.path().join("run");
+    let summary = train(&config, &out, &TrainOptions::default()).unwrap();
+    let (first, last) = (summary.first_loss.unwrap(), summary.last_loss.unwrap());
+    // ln(32) x 2 directions = 6.93 at chance.
+    assert!(first > 5.0, "first loss {first}");
+    assert!(last < 0.5 * first, "loss {first} -> {last}");
+    // 50 dev pairs: chance P@1 is 2%.
+    let dev = summary.dev_p_at_1.unwrap();
+    assert!(dev > 60.0, "dev P@1 {dev}");
+    assert!(out.join("metrics.svg").exists());
+    let lines = std::fs::read_to_string(out.join("metrics.jsonl")).unwrap();
+    assert!(lines.lines().count() >= 16);
+    // The exported folder is a normal model folder with unit-length outputs.
+    let model = SentenceEncoder::load(out.join("model"), Device::Cpu).unwrap();
+    let v = model
+        .encode(&["der hund ist rot", "the dog is red"], 8)
+        .unwrap();
+    let norms = v.norm_scalaropt_dim(2, [1].as_slice(), false);
+    assert!((norms.double_value(&[0]) - 1.0).abs() < 1e-5);
+}
+
+#[test]
+fn stopped_and_resumed_run_ends_with_identical_weights() {
+    let _rng = rng_lock();
+    // EMS recipe (contrastive head + XTR), tokenizer trained from the data, dropout on.
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(
+        dir.path(),
+        None,
+        "contrastive = \"ems\"\nxtr = true\nems = { projection_dim = 16 }\nxtr_head = { language_dim = 8 }",
+        10,
+    );
+    let straight = dir.path().join("straight");
+    train(&config, &straight, &TrainOptions::default()).unwrap();
+    let resumed = dir.path().join("resumed");
+    std::fs::create_dir_all(&resumed).unwrap();
+    // Same tokenizer file (training it twice may order ties differently).
+    std::fs::copy(
+        straight.join("tokenizer.json"),
+        resumed.join("tokenizer.json"),
+    )
+    .unwrap();
+    let part = train(
+        &config,
+        &resumed,
+        &TrainOptions {
+            stop_after_steps: Some(3),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(part.steps, 3);
+    assert!(part.model_dir.is_none());
+    let part2 = train(
+        &config,
+        &resumed,
+        &TrainOptions {
+            stop_after_steps: Some(4),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!((part2.resumed_from, part2.steps), (Some(3), 7));
+    let rest = train(&config, &resumed, &TrainOptions::default()).unwrap();
+    assert_eq!(rest.resumed_from, Some(7));
+    let a = SentenceEncoder::load(straight.join("model"), Device::Cpu).unwrap();
+    let b = SentenceEncoder::load(resumed.join("model"), Device::Cpu).unwrap();
+    let va = a.var_store().variables();
+    let vb = b.var_store().variables();
+    assert!(!va.is_empty());
+    for (name, t) in &va {
+        let diff = (t - &vb[name]).abs().max().double_value(&[]);
+        assert_eq!(diff, 0.0, "{name} differs by {diff}");
+    }
+    // The metrics log has one record per logged step, no duplicates from the restarts.
+    let steps: Vec<u64> = std::fs::read_to_string(resumed.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["step"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(steps, vec![5, 10]);
+    // A different recipe in the same folder is refused.
+    let mut other = config.clone();
+    other.optimizer.lr = 1e-3;
+    let err = train(&other, &resumed, &TrainOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("different recipe"), "{err}");
+}
+
+#[test]
+fn grad_cache_gives_the_direct_gradients() {
+    let _rng = rng_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let tok = tiny_tokenizer_file(dir.path());
+    let mut config = config(
+        dir.path(),
+        Some(&tok),
+        "contrastive = \"ems\"\nxtr = true\nems = { projection_dim = 8 }\nxtr_head = { language_dim = 4 }",
+        1,
+    );
+    config.model.dropout = 0.0;
+    let mut c = common::tiny_config();
+    c.hidden_dropout_prob = 0.0;
+    c.attention_probs_dropout_prob = 0.0;
+    let encoder = common::tiny_encoder(c, common::mean_head(16, false), 3);
+    let objective = Objective::new(
+        &config.objective,
+        16,
+        2,
+        encoder.tokenizer().vocab_size(),
+        Device::Cpu,
+    );
+    let de = [
+        "der hund ist rot",
+        "die katze",
+        "das haus ist groß und blau",
+        "der hund läuft schnell",
+        "klein",
+        "die katze ist grün",
+    ];
+    let en = [
+        "the dog is red",
+        "the cat",
+        "the house is big and blue",
+        "the dog runs fast",
+        "small",
+        "the cat is green",
+    ];
+    let tx = encoder.tokenize(&de).unwrap();
+    let ty = encoder.tokenize(&en).unwrap();
+    let xs: Vec<_> = tx.iter().collect();
+    let ys: Vec<_> = ty.iter().collect();
+    let ix: Vec<&[i64]> = tx.iter().map(|t| t.ids.as_slice()).collect();
+    let iy: Vec<&[i64]> = ty.iter().map(|t| t.ids.as_slice()).collect();
+    let ctx = BatchContext::new(&[0; 6], &[1; 6], Device::Cpu).with_bags(
+        &ix,
+        &iy,
+        encoder.tokenizer().vocab_size(),
+        &[0, 2, 3],
+    );
+    let mut grads = Vec::new();
+    for chunk in [0usize, 2, 4] {
+        for (_, t) in encoder.var_store().variables() {
+            let mut g = t.grad();
+            if g.defined() {
+                let _ = g.zero_();
+            }
+        }
+        for t in objective.vs.trainable_variables() {
+            let mut g = t.grad();
+            if g.defined() {
+                let _ = g.zero_();
+            }
+        }
+        let out = forward_backward(
+            &encoder,
+            &objective,
+            &xs,
+            &ys,
+            &ctx,
+            &PassOptions {
+                chunk,
+                seed: 1,
+                loss_scale: 1.0,
+                train: true,
+            },
+        );
+        let mut named: Vec<(String, tch::Tensor)> = encoder
+            .var_store()
+            .variables()
+            .into_iter()
+            .chain(
+                objective
+                    .vs
+                    .variables()
+                    .into_iter()
+                    .map(|(n, t)| (format!("obj.{n}"), t)),
+            )
+            .map(|(n, t)| (n, t.grad().copy()))
+            .collect();
+        named.sort_by(|a, b| a.0.cmp(&b.0));
+        grads.push((out.total.double_value(&[]), named));
+    }
+    let (loss0, g0) = &grads[0];
+    for (loss, g) in &grads[1..] {
+        assert!((loss - loss0).abs() < 1e-5, "{loss} vs {loss0}");
+        for ((name, a), (_, b)) in g0.iter().zip(g) {
+            let scale = a.abs().max().double_value(&[]).max(1e-6);
+            let diff = (a - b).abs().max().double_value(&[]);
+            assert!(
+                diff <= 1e-4 * scale + 1e-7,
+                "{name}: grad-cache differs by {diff} (scale {scale})"
+            );
+        }
+    }
+    assert!(
+        g0.iter().any(|(n, g)| n.contains("word_embeddings")
+            && g.abs().sum(Kind::Double).double_value(&[]) > 0.0)
+    );
+}
+
+#[test]
+fn non_finite_loss_stops_with_a_clear_error() {
+    let _rng = rng_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let encoder = common::tiny_encoder(common::tiny_config(), common::mean_head(16, false), 1);
+    tch::no_grad(|| {
+        let mut vars = encoder.var_store().variables();
+        let w = vars
+            .iter_mut()
+            .find(|(n, _)| n.contains("word_embeddings"))
+            .unwrap()
+            .1;
+        let _ = w.fill_(f64::NAN);
+    });
+    let init = dir.path().join("nan-model");
+    encoder.save(&init).unwrap();
+    let mut config = config(
+        dir.path(),
+        None,
+        "contrastive = \"info-nce\"\nxtr = false",
+        5,
+    );
+    config.model.init_from = Some(init);
+    let err = train(&config, &dir.path().join("run"), &TrainOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("loss is NaN at step 1"), "{err}");
+}
+
+#[test]
+fn every_contrastive_kind_trains() {
+    let _rng = rng_lock();
+    for kind in [ContrastiveKind::Ams, ContrastiveKind::Triplet] {
+        let dir = tempfile::tempdir().unwrap();
+        let tok = tiny_tokenizer_file(dir.path());
+        let mut config = config(dir.path(), Some(&tok), "", 30);
+        config.objective.contrastive = kind;
+        config.objective.xtr = false;
+        config.run.eval_every = 30;
+        let s = train(&config, &dir.path().join("run"), &TrainOptions::default()).unwrap();
+        assert!(
+            s.last_loss.unwrap() < s.first_loss.unwrap(),
+            "{kind:?}: {s:?}"
+        );
+        assert!(s.dev_p_at_1.unwrap() > 20.0, "{kind:?}: {s:?}");
+    }
+}
