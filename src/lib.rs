@@ -15,6 +15,7 @@ pub mod mine;
 pub mod model;
 pub mod rng;
 pub mod runtime;
+pub mod serve;
 pub mod tokenizer;
 pub mod train;
 

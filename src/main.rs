@@ -45,6 +45,32 @@ enum Command {
     /// Tokenizer tools.
     #[command(subcommand)]
     Tokenizer(TokenizerCommand),
+    /// Serve a model over HTTP: /embed (TEI), /v1/embeddings (OpenAI), /similarity,
+    /// /mine, /health, /info, /metrics.
+    Serve(ServeArgs),
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Model folder.
+    #[arg(long)]
+    model: PathBuf,
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Most inputs per request.
+    #[arg(long, default_value_t = 256)]
+    max_client_batch_size: usize,
+    /// Token budget of one coalesced inference run.
+    #[arg(long, default_value_t = 16384)]
+    max_batch_tokens: usize,
+    /// Requests waiting for inference before new ones get 429.
+    #[arg(long, default_value_t = 512)]
+    max_queued_requests: usize,
+    /// Largest request body in bytes.
+    #[arg(long, default_value_t = 2 << 20)]
+    max_body_bytes: usize,
 }
 
 #[derive(Args)]
@@ -208,6 +234,8 @@ struct EmbedArgs {
 }
 
 fn main() -> Result<()> {
+    // Before libtorch creates its threads, so they inherit it.
+    lase::runtime::flush_denormals();
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_env("LASE_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),
@@ -223,7 +251,40 @@ fn main() -> Result<()> {
         Command::Eval(args) => eval(args, device),
         Command::Train(args) => train(args, device),
         Command::Tokenizer(TokenizerCommand::Train(args)) => tokenizer_train(args),
+        Command::Serve(args) => serve(args, device),
     }
+}
+
+fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
+    let encoder = SentenceEncoder::load(&args.model, device)
+        .with_context(|| format!("loading model {}", args.model.display()))?;
+    let config = lase::serve::ServeConfig {
+        model_id: args.model.display().to_string(),
+        max_body_bytes: args.max_body_bytes,
+        max_client_batch_size: args.max_client_batch_size,
+        max_batch_tokens: args.max_batch_tokens,
+        max_queued_requests: args.max_queued_requests,
+        ..Default::default()
+    };
+    let options = lase::inference::EncodeOptions::for_device(device);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
+            .await
+            .with_context(|| format!("binding {}:{}", args.host, args.port))?;
+        eprintln!("lase serve: listening on http://{}", listener.local_addr()?);
+        lase::serve::serve(
+            listener,
+            encoder,
+            options,
+            config,
+            lase::serve::shutdown_signal(),
+        )
+        .await
+        .context("serving")
+    })
 }
 
 fn train(args: TrainArgs, device: tch::Device) -> Result<()> {

@@ -104,9 +104,52 @@ pub fn set_threads(threads: usize) {
     }
 }
 
+/// Makes the calling thread flush denormal floats to zero (x86 MXCSR FTZ + DAZ), as
+/// `torch.set_flush_denormal(True)`; threads created afterwards (libtorch's OpenMP pool,
+/// inference workers) inherit the setting. Call it first thing in a process, before
+/// libtorch starts its threads. Returns whether the CPU supports it.
+///
+/// Why: during training, softmax tails and Adam moments of rarely used rows decay into
+/// the denormal range, where x86 arithmetic is ~100x slower. Measured on the EMS-small
+/// recipe: 30 pairs/s at step 150 without it against 100 pairs/s fresh (docs/benchmarks.md).
+pub fn flush_denormals() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        const FLUSH_TO_ZERO: u32 = 1 << 15;
+        const DENORMALS_ARE_ZERO: u32 = 1 << 6;
+        let mut csr: u32 = 0;
+        // SAFETY: stmxcsr/ldmxcsr read and write this thread's SSE control register;
+        // setting FTZ/DAZ only changes how denormal results and inputs are treated.
+        unsafe {
+            std::arch::asm!("stmxcsr [{}]", in(reg) &mut csr, options(nostack));
+            csr |= FLUSH_TO_ZERO | DENORMALS_ARE_ZERO;
+            std::arch::asm!("ldmxcsr [{}]", in(reg) &csr, options(nostack));
+        }
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flushed_thread_turns_denormals_into_zero() {
+        std::thread::spawn(|| {
+            let tiny = std::hint::black_box(f32::MIN_POSITIVE);
+            assert!(tiny / 4.0 > 0.0, "denormal before");
+            if flush_denormals() {
+                let tiny = std::hint::black_box(f32::MIN_POSITIVE);
+                assert_eq!(tiny / 4.0, 0.0, "flushed after");
+            }
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn parses_device_names() {

@@ -175,6 +175,19 @@ impl SentenceTokenizer {
 
     /// Tokenizes sentences (with special tokens), in parallel.
     pub fn encode<S: AsRef<str>>(&self, sentences: &[S]) -> Result<Vec<TokenIds>> {
+        Ok(self
+            .encode_reporting_truncation(sentences)?
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect())
+    }
+
+    /// As [`Self::encode`], and for each sentence whether it was longer than the
+    /// model's maximum length (and so truncated).
+    pub fn encode_reporting_truncation<S: AsRef<str>>(
+        &self,
+        sentences: &[S],
+    ) -> Result<Vec<(TokenIds, bool)>> {
         let prepared: Vec<String> = sentences
             .iter()
             .map(|s| {
@@ -192,9 +205,15 @@ impl SentenceTokenizer {
             .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
         Ok(encodings
             .into_iter()
-            .map(|e| TokenIds {
-                ids: e.get_ids().iter().map(|&i| i as i64).collect(),
-                type_ids: e.get_type_ids().iter().map(|&i| i as i64).collect(),
+            .map(|e| {
+                let truncated = !e.get_overflowing().is_empty();
+                (
+                    TokenIds {
+                        ids: e.get_ids().iter().map(|&i| i as i64).collect(),
+                        type_ids: e.get_type_ids().iter().map(|&i| i as i64).collect(),
+                    },
+                    truncated,
+                )
             })
             .collect())
     }

@@ -7,6 +7,10 @@
 //! - `checkpoint/`: the latest checkpoint ([`super::checkpoint`]);
 //! - `metrics.jsonl`, `metrics.svg`: the log and its plot;
 //! - `model/`: the final model, a normal lase / sentence-transformers folder.
+//!
+//! Reproducibility: a run is deterministic for its seed, and a resumed run ends with the
+//! same weights as an uninterrupted one. libtorch's random generator (dropout) is
+//! process-global, so two runs must not train concurrently in one process.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -73,6 +77,7 @@ pub struct TrainSummary {
 /// Trains (or resumes) the recipe `config` into `out`.
 pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result<TrainSummary> {
     config.validate()?;
+    crate::runtime::flush_denormals();
     std::fs::create_dir_all(out).map_err(|e| LaseError::io(out, e))?;
     let config_path = out.join("config.toml");
     if config_path.exists() {

@@ -1,0 +1,134 @@
+//! Prometheus metrics kept with atomics: request counts by route and status, request
+//! latency and batch size histograms, queue depth.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const LATENCY_BUCKETS: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+];
+const BATCH_BUCKETS: [f64; 9] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
+
+/// A cumulative histogram.
+#[derive(Debug)]
+pub struct Histogram {
+    bounds: &'static [f64],
+    counts: Vec<AtomicU64>,
+    sum_micros: AtomicU64,
+    count: AtomicU64,
+}
+
+impl Histogram {
+    fn new(bounds: &'static [f64]) -> Self {
+        Self {
+            bounds,
+            counts: bounds.iter().map(|_| AtomicU64::new(0)).collect(),
+            sum_micros: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+        }
+    }
+
+    pub fn observe(&self, value: f64) {
+        for (b, c) in self.bounds.iter().zip(&self.counts) {
+            if value <= *b {
+                c.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.sum_micros
+            .fetch_add((value * 1e6) as u64, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn render(&self, name: &str, help: &str, out: &mut String) {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+        for (b, c) in self.bounds.iter().zip(&self.counts) {
+            let _ = writeln!(
+                out,
+                "{name}_bucket{{le=\"{b}\"}} {}",
+                c.load(Ordering::Relaxed)
+            );
+        }
+        let n = self.count.load(Ordering::Relaxed);
+        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {n}");
+        let _ = writeln!(
+            out,
+            "{name}_sum {}",
+            self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6
+        );
+        let _ = writeln!(out, "{name}_count {n}");
+    }
+}
+
+/// All server metrics.
+#[derive(Debug)]
+pub struct Metrics {
+    requests: Mutex<BTreeMap<(String, u16), u64>>,
+    pub latency_seconds: Histogram,
+    pub batch_sentences: Histogram,
+    pub queue_depth: AtomicU64,
+    pub sentences_embedded: AtomicU64,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self {
+            requests: Mutex::new(BTreeMap::new()),
+            latency_seconds: Histogram::new(&LATENCY_BUCKETS),
+            batch_sentences: Histogram::new(&BATCH_BUCKETS),
+            queue_depth: AtomicU64::new(0),
+            sentences_embedded: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Metrics {
+    pub fn record_request(&self, route: &str, status: u16, seconds: f64) {
+        *self
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry((route.to_owned(), status))
+            .or_insert(0) += 1;
+        self.latency_seconds.observe(seconds);
+    }
+
+    /// Prometheus text exposition format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        out.push_str("# HELP lase_requests_total HTTP requests by route and status.\n# TYPE lase_requests_total counter\n");
+        for ((route, status), n) in self
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            let _ = writeln!(
+                out,
+                "lase_requests_total{{route=\"{route}\",status=\"{status}\"}} {n}"
+            );
+        }
+        self.latency_seconds.render(
+            "lase_request_duration_seconds",
+            "Request latency.",
+            &mut out,
+        );
+        self.batch_sentences.render(
+            "lase_batch_sentences",
+            "Sentences per coalesced inference batch.",
+            &mut out,
+        );
+        let _ = writeln!(
+            out,
+            "# HELP lase_queue_depth Requests waiting for the inference worker.\n# TYPE lase_queue_depth gauge\nlase_queue_depth {}",
+            self.queue_depth.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP lase_sentences_embedded_total Sentences embedded.\n# TYPE lase_sentences_embedded_total counter\nlase_sentences_embedded_total {}",
+            self.sentences_embedded.load(Ordering::Relaxed)
+        );
+        out
+    }
+}

@@ -1,0 +1,538 @@
+//! `lase serve`: an HTTP embedding and mining server (axum + tokio).
+//!
+//! Endpoints: `POST /embed` (text-embeddings-inference), `POST /v1/embeddings`
+//! (OpenAI; float, base64, int8 and binary encodings), `POST /similarity` (TEI),
+//! `POST /mine` (margin-scored pairs), `GET /health`, `GET /info`, `GET /metrics`
+//! (Prometheus). Requests are coalesced by [`batcher`] into shared forward passes.
+//! Every failure is a JSON error with a meaningful status: 400 bad JSON, 413 body too
+//! large, 415 not JSON, 422 invalid request (unknown field, too many inputs, input too
+//! long without `truncate`), 429 queue full, 503 shutting down; never a panic.
+
+pub mod api;
+pub mod batcher;
+pub mod metrics;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use base64::Engine;
+use tch::{Kind, Tensor};
+
+use self::api::*;
+use self::batcher::{Batcher, EnqueueError};
+use self::metrics::Metrics;
+use crate::inference::EncodeOptions;
+use crate::mine::{MatrixView, MineOptions, mine};
+use crate::model::SentenceEncoder;
+use crate::tokenizer::SentenceTokenizer;
+
+/// Server limits and identity.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    pub model_id: String,
+    /// Largest request body accepted (413 above).
+    pub max_body_bytes: usize,
+    /// Most inputs in one /embed, /v1/embeddings or /similarity request (422 above).
+    pub max_client_batch_size: usize,
+    /// Most sentences per side of one /mine request.
+    pub max_mine_sentences: usize,
+    /// Token budget of one coalesced inference run.
+    pub max_batch_tokens: usize,
+    /// Requests waiting for the inference thread before new ones get 429.
+    pub max_queued_requests: usize,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            model_id: "lase".into(),
+            max_body_bytes: 2 << 20,
+            max_client_batch_size: 256,
+            max_mine_sentences: 10_000,
+            max_batch_tokens: 16_384,
+            max_queued_requests: 512,
+        }
+    }
+}
+
+struct AppState {
+    batcher: Batcher,
+    tokenizer: SentenceTokenizer,
+    dim: usize,
+    model_normalizes: bool,
+    config: ServeConfig,
+    metrics: Arc<Metrics>,
+    info: Info,
+}
+
+/// A JSON error response.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    kind: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    fn validation(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            kind: "Validation",
+            message: message.into(),
+        }
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(r: JsonRejection) -> Self {
+        let status = r.status();
+        Self {
+            status,
+            kind: if status == StatusCode::PAYLOAD_TOO_LARGE {
+                "PayloadTooLarge"
+            } else {
+                "Validation"
+            },
+            message: r.body_text(),
+        }
+    }
+}
+
+impl From<EnqueueError> for ApiError {
+    fn from(e: EnqueueError) -> Self {
+        match e {
+            EnqueueError::Full => Self {
+                status: StatusCode::TOO_MANY_REQUESTS,
+                kind: "Overloaded",
+                message: "the inference queue is full; retry later".into(),
+            },
+            EnqueueError::Closed => Self {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                kind: "Unhealthy",
+                message: "the server is shutting down".into(),
+            },
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (
+            self.status,
+            Json(ErrorBody {
+                error: self.message,
+                error_type: self.kind,
+            }),
+        )
+            .into_response()
+    }
+}
+
+type ApiResult = Result<Response, ApiError>;
+
+/// Runs the server on `listener` until `shutdown` completes, then finishes in-flight
+/// requests and stops the inference thread.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    encoder: SentenceEncoder,
+    options: EncodeOptions,
+    config: ServeConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let metrics = Arc::new(Metrics::default());
+    let info = Info {
+        model_id: config.model_id.clone(),
+        model_dtype: format!("{:?}", encoder.precision()).to_lowercase(),
+        dimensions: encoder.dim(),
+        max_input_length: encoder.tokenizer().max_length(),
+        max_batch_tokens: config.max_batch_tokens,
+        max_client_batch_size: config.max_client_batch_size,
+        max_concurrent_requests: config.max_queued_requests,
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    let tokenizer = encoder.tokenizer().clone();
+    let dim = encoder.dim();
+    let model_normalizes = encoder.normalizes();
+    let (batcher, worker) = Batcher::start(
+        encoder,
+        options,
+        config.max_batch_tokens,
+        config.max_queued_requests,
+        metrics.clone(),
+    );
+    let state = Arc::new(AppState {
+        batcher,
+        tokenizer,
+        dim,
+        model_normalizes,
+        config: config.clone(),
+        metrics,
+        info,
+    });
+    let app = Router::new()
+        .route("/embed", post(embed))
+        .route("/v1/embeddings", post(openai_embeddings))
+        .route("/similarity", post(similarity))
+        .route("/mine", post(mine_pairs))
+        .route("/health", get(health))
+        .route("/info", get(info_route))
+        .route("/metrics", get(metrics_route))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .with_state(state);
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await;
+    // The router (and with it every Batcher handle) is gone: the worker drains and exits.
+    let _ = tokio::task::spawn_blocking(move || worker.join()).await;
+    served
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+fn finish(state: &AppState, route: &str, started: Instant, result: ApiResult) -> Response {
+    let response = result.unwrap_or_else(IntoResponse::into_response);
+    state.metrics.record_request(
+        route,
+        response.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
+    response
+}
+
+/// Tokenizes, checks limits, runs the sentences through the batcher: [n, dim] vectors
+/// (model output, not yet renormalised) and the token count.
+async fn embed_texts(
+    state: &AppState,
+    texts: &[String],
+    truncate: bool,
+    limit: usize,
+) -> Result<(Tensor, usize), ApiError> {
+    if texts.is_empty() {
+        return Err(ApiError::validation("no input sentences"));
+    }
+    if texts.len() > limit {
+        return Err(ApiError::validation(format!(
+            "{} inputs exceed the limit of {limit} per request",
+            texts.len()
+        )));
+    }
+    let encoded = state
+        .tokenizer
+        .encode_reporting_truncation(texts)
+        .map_err(|e| ApiError::validation(e.to_string()))?;
+    if !truncate && let Some(i) = encoded.iter().position(|(_, cut)| *cut) {
+        return Err(ApiError::validation(format!(
+            "input {i} is longer than the model's maximum of {} tokens; send \"truncate\": true to cut it",
+            state.tokenizer.max_length()
+        )));
+    }
+    let tokens: Vec<_> = encoded.into_iter().map(|(t, _)| t).collect();
+    let count = tokens.iter().map(|t| t.len()).sum();
+    let receiver = state.batcher.submit(tokens)?;
+    let vectors = receiver.await.map_err(|_| ApiError {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        kind: "Backend",
+        message: "the inference thread stopped".into(),
+    })?;
+    Ok((vectors, count))
+}
+
+/// Keeps the first `dimensions` columns (if asked) and L2-normalises (if asked).
+fn shape_vectors(
+    state: &AppState,
+    v: Tensor,
+    dimensions: Option<usize>,
+    normalize: bool,
+) -> Result<Tensor, ApiError> {
+    let mut v = v;
+    let mut renormalize = normalize && !state.model_normalizes;
+    if let Some(d) = dimensions {
+        if d == 0 || d > state.dim {
+            return Err(ApiError::validation(format!(
+                "dimensions must be between 1 and {}",
+                state.dim
+            )));
+        }
+        if d < state.dim {
+            v = v.narrow(1, 0, d as i64);
+            renormalize = normalize;
+        }
+    }
+    Ok(if renormalize {
+        crate::model::l2_normalize(&v)
+    } else {
+        v
+    })
+}
+
+fn rows(v: &Tensor) -> Vec<Vec<f32>> {
+    let v = v.to_kind(Kind::Float).contiguous();
+    let (n, d) = (v.size()[0] as usize, v.size()[1] as usize);
+    let mut flat = vec![0f32; n * d];
+    v.copy_data(&mut flat, n * d);
+    flat.chunks(d.max(1)).map(|r| r.to_vec()).collect()
+}
+
+async fn embed(
+    State(state): State<Arc<AppState>>,
+    body: Result<Json<EmbedRequest>, JsonRejection>,
+) -> Response {
+    let started = Instant::now();
+    let result = async {
+        let Json(req) = body?;
+        let texts = req.inputs.into_vec();
+        let (v, _) = embed_texts(
+            &state,
+            &texts,
+            req.truncate,
+            state.config.max_client_batch_size,
+        )
+        .await?;
+        let v = shape_vectors(&state, v, req.dimensions, req.normalize)?;
+        Ok(Json(rows(&v)).into_response())
+    }
+    .await;
+    finish(&state, "/embed", started, result)
+}
+
+/// int8: each component of a unit vector (in [-1, 1]) times 127, rounded.
+fn int8_codes(row: &[f32]) -> Vec<i32> {
+    row.iter()
+        .map(|x| (x * 127.0).round().clamp(-128.0, 127.0) as i32)
+        .collect()
+}
+
+/// binary: sign bits packed 8 per byte, most significant first (sentence-transformers'
+/// "ubinary" precision).
+fn binary_codes(row: &[f32]) -> Vec<i32> {
+    row.chunks(8)
+        .map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0i32, |acc, (i, &x)| acc | (((x > 0.0) as i32) << (7 - i)))
+        })
+        .collect()
+}
+
+async fn openai_embeddings(
+    State(state): State<Arc<AppState>>,
+    body: Result<Json<OpenAiEmbeddingRequest>, JsonRejection>,
+) -> Response {
+    let started = Instant::now();
+    let result = async {
+        let Json(req) = body?;
+        let format = req.encoding_format.as_deref().unwrap_or("float");
+        if !matches!(format, "float" | "base64" | "int8" | "binary") {
+            return Err(ApiError::validation(format!(
+                "encoding_format {format:?} is not one of float, base64, int8, binary"
+            )));
+        }
+        let texts = req.input.into_vec();
+        let (v, tokens) =
+            embed_texts(&state, &texts, false, state.config.max_client_batch_size).await?;
+        let v = shape_vectors(&state, v, req.dimensions, true)?;
+        let data = rows(&v)
+            .into_iter()
+            .enumerate()
+            .map(|(index, row)| OpenAiEmbedding {
+                object: "embedding",
+                index,
+                embedding: match format {
+                    "base64" => EmbeddingValue::Base64(
+                        base64::engine::general_purpose::STANDARD.encode(
+                            row.iter()
+                                .flat_map(|x| x.to_le_bytes())
+                                .collect::<Vec<u8>>(),
+                        ),
+                    ),
+                    "int8" => EmbeddingValue::Int(int8_codes(&row)),
+                    "binary" => EmbeddingValue::Int(binary_codes(&row)),
+                    _ => EmbeddingValue::Float(row),
+                },
+            })
+            .collect();
+        Ok(Json(OpenAiEmbeddingResponse {
+            object: "list",
+            data,
+            model: req.model.unwrap_or_else(|| state.config.model_id.clone()),
+            usage: Usage {
+                prompt_tokens: tokens,
+                total_tokens: tokens,
+            },
+        })
+        .into_response())
+    }
+    .await;
+    finish(&state, "/v1/embeddings", started, result)
+}
+
+async fn similarity(
+    State(state): State<Arc<AppState>>,
+    body: Result<Json<SimilarityRequest>, JsonRejection>,
+) -> Response {
+    let started = Instant::now();
+    let result = async {
+        let Json(req) = body?;
+        if req.inputs.sentences.is_empty() {
+            return Err(ApiError::validation("sentences is empty"));
+        }
+        let mut texts = vec![req.inputs.source_sentence];
+        texts.extend(req.inputs.sentences);
+        let (v, _) = embed_texts(
+            &state,
+            &texts,
+            req.truncate,
+            state.config.max_client_batch_size + 1,
+        )
+        .await?;
+        let v = crate::model::l2_normalize(&v);
+        let scores = v.narrow(0, 1, v.size()[0] - 1).matmul(&v.get(0));
+        Ok(
+            Json(Vec::<f32>::try_from(scores.to_kind(Kind::Float)).unwrap_or_default())
+                .into_response(),
+        )
+    }
+    .await;
+    finish(&state, "/similarity", started, result)
+}
+
+async fn mine_pairs(
+    State(state): State<Arc<AppState>>,
+    body: Result<Json<MineRequest>, JsonRejection>,
+) -> Response {
+    let started = Instant::now();
+    let result = async {
+        let Json(req) = body?;
+        let mut options = MineOptions::default();
+        if let Some(k) = req.k {
+            if k == 0 {
+                return Err(ApiError::validation("k must be at least 1"));
+            }
+            options.knn.k = k;
+        }
+        if let Some(m) = &req.margin {
+            options.margin = m.parse().map_err(ApiError::validation)?;
+        }
+        if let Some(r) = &req.retrieval {
+            options.retrieval = r.parse().map_err(ApiError::validation)?;
+        }
+        options.threshold = req.threshold;
+        let limit = state.config.max_mine_sentences;
+        let (x, _) = embed_texts(&state, &req.src, req.truncate, limit).await?;
+        let (y, _) = embed_texts(&state, &req.tgt, req.truncate, limit).await?;
+        let dim = state.dim;
+        let flat = |t: &Tensor| -> Vec<f32> {
+            let t = crate::model::l2_normalize(t).contiguous();
+            let n = t.numel();
+            let mut v = vec![0f32; n];
+            t.copy_data(&mut v, n);
+            v
+        };
+        let (xv, yv) = (flat(&x), flat(&y));
+        let (n, m) = (req.src.len(), req.tgt.len());
+        let mined = tokio::task::spawn_blocking(move || {
+            mine(
+                &MatrixView::new(&xv, n, dim)?,
+                &MatrixView::new(&yv, m, dim)?,
+                &options,
+            )
+        })
+        .await
+        .map_err(|e| ApiError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            kind: "Backend",
+            message: format!("mining failed: {e}"),
+        })?
+        .map_err(|e| ApiError::validation(e.to_string()))?;
+        let pairs = mined
+            .pairs
+            .iter()
+            .map(|p| MinedPair {
+                score: p.score,
+                src_index: p.src,
+                tgt_index: p.tgt,
+                src: req.src[p.src].clone(),
+                tgt: req.tgt[p.tgt].clone(),
+            })
+            .collect();
+        Ok(Json(MineResponse { pairs }).into_response())
+    }
+    .await;
+    finish(&state, "/mine", started, result)
+}
+
+async fn health(State(state): State<Arc<AppState>>) -> Response {
+    let started = Instant::now();
+    let result = async {
+        // A one-token probe through the real path: tokenizer, queue, model.
+        let _probe = embed_texts(&state, &["ok".to_string()], true, 1).await?;
+        Ok(Json(serde_json::json!({"status": "ok"})).into_response())
+    }
+    .await;
+    finish(&state, "/health", started, result)
+}
+
+async fn info_route(State(state): State<Arc<AppState>>) -> Response {
+    Json(state.info.clone()).into_response()
+}
+
+async fn metrics_route(State(state): State<Arc<AppState>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(),
+    )
+        .into_response()
+}
+
+async fn not_found() -> Response {
+    ApiError {
+        status: StatusCode::NOT_FOUND,
+        kind: "NotFound",
+        message: "no such endpoint (see /info)".into(),
+    }
+    .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantised_encodings() {
+        assert_eq!(int8_codes(&[1.0, -1.0, 0.5, 0.0]), vec![127, -127, 64, 0]);
+        // 8 signs -> one byte, MSB first; 2 leftover -> a second byte.
+        assert_eq!(
+            binary_codes(&[1.0, -1.0, 1.0, 1.0, -1.0, -1.0, -1.0, 1.0, 1.0, -0.5]),
+            vec![0b1011_0001, 0b1000_0000]
+        );
+    }
+}
