@@ -145,3 +145,44 @@ fn xtr_gradient_including_language_embeddings_and_output_matrix() {
         head.loss(&u, &v, &lang_x, &lang_y, &bx, &by)
     });
 }
+
+#[test]
+fn feature_distillation_gradient_including_the_up_projection() {
+    let mut vs = nn::VarStore::new(Device::Cpu);
+    let fd = lase::losses::FeatureDistillation::new(vs.root(), 3, 5);
+    vs.set_kind(Kind::Double);
+    let (tx, ty) = (random(&[4, 5], 20), random(&[4, 5], 21));
+    let (x, y) = (leaf(&[4, 3], 22), leaf(&[4, 3], 23));
+    let mut wrt = vec![x.shallow_clone(), y.shallow_clone()];
+    wrt.extend(vs.trainable_variables());
+    check("feature distillation", &wrt, &|| fd.loss(&tx, &ty, &x, &y));
+}
+
+#[test]
+fn logit_distillation_and_mcl_gradients() {
+    let (tx, ty) = (random(&[5, 6], 24), random(&[5, 6], 25));
+    let (x, y) = (leaf(&[5, 3], 26), leaf(&[5, 3], 27));
+    let both = [x.shallow_clone(), y.shallow_clone()];
+    // T = 1 keeps the gradient well above the finite-difference noise.
+    check("logit distillation", &both, &|| {
+        lase::losses::logit_distillation(&tx, &ty, &x, &y, 1.0)
+    });
+    check("mcl", &both, &|| lase::losses::mcl(&tx, &x, &y));
+}
+
+#[test]
+fn soft_contrastive_gradients_priority_average_tcm() {
+    use lase::losses::{SoftLabel, soft_contrastive, soft_contrastive_tcm, soft_labels};
+    let (gs, gt) = (random(&[5, 8], 28), random(&[5, 8], 29));
+    let (s, t) = (leaf(&[5, 4], 30), leaf(&[5, 4], 31));
+    let both = [s.shallow_clone(), t.shallow_clone()];
+    for label in [SoftLabel::Priority, SoftLabel::Average] {
+        let w = soft_labels(label, &gs, Some(&gt), 0.1);
+        check("soft contrastive", &both, &|| {
+            soft_contrastive(&s, &t, &w, 0.1)
+        });
+        check("soft contrastive + TCM", &both, &|| {
+            soft_contrastive_tcm(&s, &t, &w, 0.1, 0.1)
+        });
+    }
+}

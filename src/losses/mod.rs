@@ -5,17 +5,25 @@
 
 pub mod additive_margin;
 pub mod ems_contrastive;
+pub mod feature_distillation;
 pub mod info_nce;
+pub mod logit_distillation;
+pub mod mcl;
 pub mod mse_distillation;
 pub mod simcse;
+pub mod soft_contrastive;
 pub mod triplet;
 pub mod xtr;
 
 pub use additive_margin::additive_margin_softmax;
 pub use ems_contrastive::{EmsContrastive, EmsContrastiveConfig};
+pub use feature_distillation::FeatureDistillation;
 pub use info_nce::bidirectional_info_nce;
+pub use logit_distillation::logit_distillation;
+pub use mcl::mcl;
 pub use mse_distillation::mse_distillation;
 pub use simcse::simcse;
+pub use soft_contrastive::{SoftLabel, soft_contrastive, soft_contrastive_tcm, soft_labels};
 pub use triplet::{TripletDistance, hardest_in_batch_negatives, triplet};
 pub use xtr::{Xtr, XtrConfig, bag_of_tokens};
 

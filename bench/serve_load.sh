@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Load test of `lase serve` on loopback with wrk (Debian package `wrk`): 1, 8 and 64
+# concurrent clients, each request one real sentence (FLORES-200 English devtest), against
+# the offline `lase embed` throughput on the same sentences, same model, same machine.
+# Prints requests/s, sentences/s, p50/p99 latency, non-2xx count and server RSS.
+# Usage: bench/serve_load.sh [MODEL_DIR] [SECONDS_PER_LEVEL]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODEL=${1:-models/all-MiniLM-L6-v2}
+DURATION=${2:-20}
+PORT=${PORT:-18080}
+LASE=./target/release/lase
+WORK=$(mktemp -d)
+trap 'kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+SENTENCES=../shared/data/flores200-devtest/devtest/eng_Latn.devtest
+cp "$SENTENCES" "$WORK/sentences.txt"
+N=$(wc -l < "$WORK/sentences.txt")
+
+# Offline reference: the same sentences through `lase embed` (best of 2).
+best=0
+for _ in 1 2; do
+  start=$(date +%s.%N)
+  $LASE embed --model "$MODEL" --input "$WORK/sentences.txt" --output "$WORK/e.npy" --quiet
+  end=$(date +%s.%N)
+  rate=$(python3 -c "print($N/($end-$start))")
+  best=$(python3 -c "print(max($best,$rate))")
+done
+echo "offline lase embed: $N sentences, $(printf %.1f "$best") sentences/s"
+
+# wrk script: each request embeds the next sentence of the file.
+python3 - "$WORK/sentences.txt" > "$WORK/post.lua" <<'PY'
+import json, sys
+lines = [l.rstrip("\n") for l in open(sys.argv[1], encoding="utf-8")]
+print("local bodies = {")
+for l in lines:
+    body = json.dumps({"inputs": l}, ensure_ascii=True)
+    print("  [==[" + body + "]==],")
+print("}")
+print('''
+local counter = 0
+request = function()
+  counter = counter + 1
+  local body = bodies[(counter % #bodies) + 1]
+  return wrk.format("POST", "/embed", {["Content-Type"] = "application/json"}, body)
+end
+local non2xx = 0
+response = function(status, headers, body)
+  if status ~= 200 then non2xx = non2xx + 1 end
+end
+done = function(summary, latency, requests)
+  io.write(string.format("RESULT requests=%d seconds=%.2f rps=%.1f p50_ms=%.1f p99_ms=%.1f errors=%d\\n",
+    summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6),
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout))
+end
+''')
+PY
+
+$LASE serve --model "$MODEL" --port "$PORT" --max-queued-requests 1024 2> "$WORK/server.log" &
+SERVER=$!
+for _ in $(seq 1 100); do
+  curl -sf "http://127.0.0.1:$PORT/health" > /dev/null && break
+  sleep 0.2
+done
+rss() { awk '/VmRSS/ {printf "%.0f", $2/1024}' /proc/$SERVER/status; }
+echo "server RSS at start: $(rss) MiB"
+echo "| clients | requests/s | sentences/s | vs offline | p50 ms | p99 ms | errors | server RSS MiB |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+for c in 1 8 64; do
+  line=$(wrk -t "$(( c < 2 ? 1 : 2 ))" -c "$c" -d "${DURATION}s" --timeout 30s -s "$WORK/post.lua" "http://127.0.0.1:$PORT" | grep RESULT)
+  rps=$(sed -E 's/.*rps=([0-9.]+).*/\1/' <<< "$line")
+  p50=$(sed -E 's/.*p50_ms=([0-9.]+).*/\1/' <<< "$line")
+  p99=$(sed -E 's/.*p99_ms=([0-9.]+).*/\1/' <<< "$line")
+  err=$(sed -E 's/.*errors=([0-9]+).*/\1/' <<< "$line")
+  ratio=$(python3 -c "print(f'{$rps/$best:.2f}x')")
+  echo "| $c | $rps | $rps | $ratio | $p50 | $p99 | $err | $(rss) |"
+done
+curl -s "http://127.0.0.1:$PORT/metrics" | grep -E "^lase_batch_sentences_(sum|count)"

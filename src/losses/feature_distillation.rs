@@ -1,0 +1,71 @@
+//! LEALLA feature distillation, FD (lealla.txt Eq. 3): a trainable dense layer f lifts
+//! the student's d-dimensional embeddings to the teacher's width, and
+//!
+//! ```text
+//! L_fd = (1/N) Σ_i ( ‖x^t_i - f(x_i)‖² + ‖y^t_i - f(y_i)‖² )
+//! ```
+//!
+//! f exists only for training; the exported student keeps its d-dimensional output.
+
+use tch::{Tensor, nn, nn::Module};
+
+/// The up-projection f: d -> d_teacher and the loss.
+#[derive(Debug)]
+pub struct FeatureDistillation {
+    up: nn::Linear,
+}
+
+impl FeatureDistillation {
+    pub fn new(path: nn::Path, student_dim: usize, teacher_dim: usize) -> Self {
+        Self {
+            up: nn::linear(
+                path / "up_projection",
+                student_dim as i64,
+                teacher_dim as i64,
+                Default::default(),
+            ),
+        }
+    }
+
+    /// `teacher_x`, `teacher_y`: [N, d_t]; `x`, `y`: [N, d] student embeddings.
+    pub fn loss(&self, teacher_x: &Tensor, teacher_y: &Tensor, x: &Tensor, y: &Tensor) -> Tensor {
+        let n = x.size()[0] as f64;
+        let kind = x.kind();
+        ((teacher_x - self.up.forward(x)).square().sum(kind)
+            + (teacher_y - self.up.forward(y)).square().sum(kind))
+            / n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::losses::reference::*;
+    use tch::{Device, Kind};
+
+    #[test]
+    fn equals_a_hand_computation() {
+        let mut vs = nn::VarStore::new(Device::Cpu);
+        let fd = FeatureDistillation::new(vs.root(), 2, 3);
+        vs.set_kind(Kind::Double);
+        let (tx, ty) = (fixed_embeddings(4, 3, 51), fixed_embeddings(4, 3, 52));
+        let (x, y) = (fixed_embeddings(4, 2, 53), fixed_embeddings(4, 2, 54));
+        let w = rows(&fd.up.ws);
+        let b: Vec<f64> = Vec::<f64>::try_from(fd.up.bs.as_ref().unwrap().copy()).unwrap();
+        let f = |v: &[f64]| -> Vec<f64> {
+            (0..3)
+                .map(|r| b[r] + w[r][0] * v[0] + w[r][1] * v[1])
+                .collect()
+        };
+        let sq =
+            |a: &[f64], b: &[f64]| -> f64 { a.iter().zip(b).map(|(p, q)| (p - q).powi(2)).sum() };
+        let expected: f64 = (0..4)
+            .map(|i| sq(&tx[i], &f(&x[i])) + sq(&ty[i], &f(&y[i])))
+            .sum::<f64>()
+            / 4.0;
+        let got = fd
+            .loss(&tensor(&tx), &tensor(&ty), &tensor(&x), &tensor(&y))
+            .double_value(&[]);
+        assert!((got - expected).abs() < 1e-10, "{got} vs {expected}");
+    }
+}

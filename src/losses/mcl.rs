@@ -1,0 +1,40 @@
+//! Multi-stage distillation's MCL term (multistage-distillation.txt Eq. 5-7): the
+//! student's cross-lingual similarities imitate the teacher's monolingual ones,
+//!
+//! ```text
+//! L_mcl = (1/N²) Σ_i Σ_j ( s(x^t_i, x^t_j) - s(x_i, y_j) )²
+//! ```
+//!
+//! used with the MSE distillation term in stage 4 of the multi-stage recipe.
+
+use tch::Tensor;
+
+use super::cosine_matrix;
+
+/// `teacher_x`: [N, d_t] teacher embeddings of the source side; `x`, `y`: [N, d].
+pub fn mcl(teacher_x: &Tensor, x: &Tensor, y: &Tensor) -> Tensor {
+    (cosine_matrix(teacher_x, teacher_x) - cosine_matrix(x, y))
+        .square()
+        .mean(x.kind())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::losses::reference::*;
+
+    #[test]
+    fn equals_a_hand_computation() {
+        let t = fixed_embeddings(3, 4, 81);
+        let (x, y) = (fixed_embeddings(3, 2, 82), fixed_embeddings(3, 2, 83));
+        let mut expected = 0.0;
+        for i in 0..3 {
+            for j in 0..3 {
+                expected += (cos(&t[i], &t[j]) - cos(&x[i], &y[j])).powi(2);
+            }
+        }
+        expected /= 9.0;
+        let got = mcl(&tensor(&t), &tensor(&x), &tensor(&y)).double_value(&[]);
+        assert!((got - expected).abs() < 1e-14);
+    }
+}

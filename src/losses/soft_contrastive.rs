@@ -1,0 +1,154 @@
+//! Soft contrastive distillation (soft-contrastive.txt Eq. 2-7): the row/column InfoNCE
+//! of translation ranking, with soft targets w(i, j) from a teacher instead of the
+//! identity. With sim_f(a, b) = s(f(a), f(b)) / τ for the student f:
+//!
+//! ```text
+//! L_row   = -(1/N) Σ_i Σ_j w(i,j) log( e^{sim_f(s_i,t_j)} / Σ_n e^{sim_f(s_i,t_n)} )
+//! L_col   = -(1/N) Σ_i Σ_j w(i,j) log( e^{sim_f(s_i,t_j)} / Σ_n e^{sim_f(s_n,t_j)} )
+//! L_cross = L_row + L_col                                                    (Eq. 2)
+//! Priority label: w(i,j) = softmax_j( s_g(s_i, s_j) / τ )   (teacher g, anchor side)  (Eq. 4)
+//! Average label:  w(i,j) = softmax_j( (s_g(s_i,s_j) + s_g(t_i,t_j)) / (2τ) )        (Eq. 5)
+//! L_mono  = -(1/N) Σ_ij w(i,j) [ log( e^{sim_f(s_i,s_j)} / Σ_n e^{sim_f(s_n,s_j)} )
+//!                              + log( e^{sim_f(t_i,t_j)} / Σ_n e^{sim_f(t_n,t_j)} ) ]  (Eq. 6)
+//! TCM:     L = λ L_cross + L_mono,  λ = 0.1, τ = 0.1                          (Eq. 7)
+//! ```
+
+use tch::Tensor;
+
+use super::cosine_matrix;
+
+/// soft-contrastive.txt's defaults.
+pub const DEFAULT_TEMPERATURE: f64 = 0.1;
+pub const DEFAULT_TCM_LAMBDA: f64 = 0.1;
+
+/// Where the soft labels come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SoftLabel {
+    /// Teacher similarities on the anchor (source) side only: a monolingual teacher works.
+    Priority,
+    /// Mean of both sides' teacher similarities: needs a multilingual teacher.
+    Average,
+}
+
+/// w [N, N] from teacher embeddings of the anchor side (`teacher_s`) and, for Average,
+/// of the other side (`teacher_t`).
+pub fn soft_labels(
+    label: SoftLabel,
+    teacher_s: &Tensor,
+    teacher_t: Option<&Tensor>,
+    temperature: f64,
+) -> Tensor {
+    let s = cosine_matrix(teacher_s, teacher_s);
+    let logits = match (label, teacher_t) {
+        (SoftLabel::Priority, _) | (SoftLabel::Average, None) => s,
+        (SoftLabel::Average, Some(t)) => (s + cosine_matrix(t, t)) / 2.0,
+    };
+    (logits / temperature)
+        .softmax(-1, teacher_s.kind())
+        .detach()
+}
+
+/// -(1/N) Σ_ij w(i,j) log softmax over the first index (columns) of `logits`[i][j].
+fn column_soft_ce(logits: &Tensor, w: &Tensor) -> Tensor {
+    let n = logits.size()[0] as f64;
+    -(w * logits.log_softmax(0, logits.kind())).sum(logits.kind()) / n
+}
+
+/// L_cross = L_row + L_col on student embeddings `s` (anchor side) and `t`.
+pub fn soft_contrastive(s: &Tensor, t: &Tensor, w: &Tensor, temperature: f64) -> Tensor {
+    let logits = cosine_matrix(s, t) / temperature;
+    let n = logits.size()[0] as f64;
+    let row = -(w * logits.log_softmax(1, logits.kind())).sum(logits.kind()) / n;
+    row + column_soft_ce(&logits, w)
+}
+
+/// TCM: λ L_cross + L_mono.
+pub fn soft_contrastive_tcm(
+    s: &Tensor,
+    t: &Tensor,
+    w: &Tensor,
+    temperature: f64,
+    lambda: f64,
+) -> Tensor {
+    let mono = column_soft_ce(&(cosine_matrix(s, s) / temperature), w)
+        + column_soft_ce(&(cosine_matrix(t, t) / temperature), w);
+    soft_contrastive(s, t, w, temperature) * lambda + mono
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::losses::reference::*;
+
+    fn softmax(v: &[f64]) -> Vec<f64> {
+        let z: f64 = v.iter().map(|x| x.exp()).sum();
+        v.iter().map(|x| x.exp() / z).collect()
+    }
+
+    #[test]
+    fn equals_a_hand_computation() {
+        let n = 4;
+        let (gs, gt) = (fixed_embeddings(n, 6, 71), fixed_embeddings(n, 6, 72));
+        let (s, t) = (fixed_embeddings(n, 3, 73), fixed_embeddings(n, 3, 74));
+        let tau = 0.1;
+        let priority: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                softmax(
+                    &(0..n)
+                        .map(|j| cos(&gs[i], &gs[j]) / tau)
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect();
+        let average: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                softmax(
+                    &(0..n)
+                        .map(|j| (cos(&gs[i], &gs[j]) + cos(&gt[i], &gt[j])) / (2.0 * tau))
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect();
+        let sim = |a: &[Vec<f64>], b: &[Vec<f64>], i: usize, j: usize| cos(&a[i], &b[j]) / tau;
+        // log e^{sim(a_i,b_j)} / Σ_n e^{sim(a_n,b_j)}  (column) and row versions.
+        let col = |a: &[Vec<f64>], b: &[Vec<f64>], i: usize, j: usize| {
+            sim(a, b, i, j) - (0..n).map(|m| sim(a, b, m, j).exp()).sum::<f64>().ln()
+        };
+        let row = |a: &[Vec<f64>], b: &[Vec<f64>], i: usize, j: usize| {
+            sim(a, b, i, j) - (0..n).map(|m| sim(a, b, i, m).exp()).sum::<f64>().ln()
+        };
+        for (label, w) in [
+            (SoftLabel::Priority, &priority),
+            (SoftLabel::Average, &average),
+        ] {
+            let mut cross = 0.0;
+            let mut mono = 0.0;
+            for i in 0..n {
+                for j in 0..n {
+                    cross -= w[i][j] * (row(&s, &t, i, j) + col(&s, &t, i, j));
+                    mono -= w[i][j] * (col(&s, &s, i, j) + col(&t, &t, i, j));
+                }
+            }
+            cross /= n as f64;
+            mono /= n as f64;
+            let wt = soft_labels(label, &tensor(&gs), Some(&tensor(&gt)), tau);
+            for i in 0..n {
+                for j in 0..n {
+                    assert!((wt.double_value(&[i as i64, j as i64]) - w[i][j]).abs() < 1e-12);
+                }
+            }
+            let got = soft_contrastive(&tensor(&s), &tensor(&t), &wt, tau).double_value(&[]);
+            assert!((got - cross).abs() < 1e-10, "{label:?}: {got} vs {cross}");
+            let got =
+                soft_contrastive_tcm(&tensor(&s), &tensor(&t), &wt, tau, 0.1).double_value(&[]);
+            assert!((got - (0.1 * cross + mono)).abs() < 1e-10, "{label:?} TCM");
+        }
+        // The identity as w gives back bidirectional InfoNCE.
+        let eye = tch::Tensor::eye(n as i64, (tch::Kind::Double, tch::Device::Cpu));
+        let hard = soft_contrastive(&tensor(&s), &tensor(&t), &eye, tau).double_value(&[]);
+        let info =
+            crate::losses::bidirectional_info_nce(&tensor(&s), &tensor(&t), tau).double_value(&[]);
+        assert!((hard - info).abs() < 1e-10);
+    }
+}
