@@ -42,6 +42,10 @@ enum Command {
     Eval(EvalArgs),
     /// Train an encoder from a TOML recipe (configs/ems.toml, ...); resumes a killed run.
     Train(TrainArgs),
+    /// Distill a student from a teacher: a recipe whose [objective.distillation] names the
+    /// teacher and weights MSE (multilingual distillation), LEALLA feature/logit terms,
+    /// soft contrastive (+TCM) and MCL. Teacher embeddings are cached in --out.
+    Distill(TrainArgs),
     /// Tokenizer tools.
     #[command(subcommand)]
     Tokenizer(TokenizerCommand),
@@ -250,6 +254,15 @@ fn main() -> Result<()> {
         Command::Mine(args) => mine(args, device),
         Command::Eval(args) => eval(args, device),
         Command::Train(args) => train(args, device),
+        Command::Distill(args) => {
+            let config = lase::train::TrainConfig::from_file(&args.config)?;
+            anyhow::ensure!(
+                config.objective.distillation.is_some(),
+                "{}: no [objective.distillation] section: nothing to distill from (use lase train)",
+                args.config.display()
+            );
+            train(args, device)
+        }
         Command::Tokenizer(TokenizerCommand::Train(args)) => tokenizer_train(args),
         Command::Serve(args) => serve(args, device),
     }

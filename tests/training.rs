@@ -237,6 +237,7 @@ fn grad_cache_gives_the_direct_gradients() {
         16,
         2,
         encoder.tokenizer().vocab_size(),
+        None,
         Device::Cpu,
     );
     let de = [
@@ -374,4 +375,75 @@ fn every_contrastive_kind_trains() {
         );
         assert!(s.dev_p_at_1.unwrap() > 20.0, "{kind:?}: {s:?}");
     }
+}
+
+#[test]
+fn distillation_from_a_cached_teacher_pulls_the_student_onto_it() {
+    let _rng = rng_lock();
+    let dir = tempfile::tempdir().unwrap();
+    // Teacher: a tiny encoder trained for a few steps so that its space is structured.
+    let tok = tiny_tokenizer_file(dir.path());
+    let teacher_run = dir.path().join("teacher");
+    let teacher_config = config(
+        dir.path(),
+        Some(&tok),
+        "contrastive = \"info-nce\"\nxtr = false",
+        40,
+    );
+    train(&teacher_config, &teacher_run, &TrainOptions::default()).unwrap();
+    let teacher_dir = teacher_run.join("model");
+    // Student: narrower, all five distillation terms on.
+    let mut student = config(
+        dir.path(),
+        Some(&tok),
+        &format!(
+            "contrastive = \"none\"\nxtr = false\ndistillation = {{ teacher = {:?}, teacher_side = \"target\", mse = 1.0, feature = 1.0, logit = 0.01, soft_contrastive = 1.0, tcm_lambda = 0.1, mcl = 1.0 }}",
+            teacher_dir.display().to_string()
+        ),
+        60,
+    );
+    // MSE needs the teacher's width: a 32-d head on a 16-wide encoder.
+    student.model.hidden = 16;
+    student.model.ffn = 32;
+    student.model.output_dim = Some(32);
+    let mut mismatched = student.clone();
+    mismatched.model.output_dim = Some(24);
+    let err = train(
+        &mismatched,
+        &dir.path().join("bad"),
+        &TrainOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("MSE distillation needs"), "{err}");
+    let out = dir.path().join("student");
+    let s = train(&student, &out, &TrainOptions::default()).unwrap();
+    assert!(s.last_loss.unwrap() < 0.7 * s.first_loss.unwrap(), "{s:?}");
+    assert!(s.dev_p_at_1.unwrap() > 30.0, "{s:?}");
+    let cached = lase::io::npy::NpyMatrix::open(out.join("teacher-target.npy")).unwrap();
+    assert_eq!(cached.cols, 32);
+    assert!(!out.join("teacher-source.npy").exists());
+    let log = std::fs::read_to_string(out.join("metrics.jsonl")).unwrap();
+    for term in [
+        "mse",
+        "feature_distillation",
+        "logit_distillation",
+        "soft_contrastive",
+        "mcl",
+    ] {
+        assert!(
+            log.contains(&format!("\"{term}\"")),
+            "{term} missing from the log"
+        );
+    }
+    // The feature-distillation projection is not part of the exported student.
+    let model = SentenceEncoder::load(out.join("model"), Device::Cpu).unwrap();
+    assert_eq!(model.dim(), 32);
+    assert!(
+        model
+            .var_store()
+            .variables()
+            .keys()
+            .all(|k| !k.contains("up_projection"))
+    );
 }

@@ -87,6 +87,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_range_loop)] // matrix indices read best as indices
     fn equals_a_hand_computation() {
         let n = 4;
         let (gs, gt) = (fixed_embeddings(n, 6, 71), fixed_embeddings(n, 6, 72));

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::{CorpusSource, DevSplitConfig, SamplingConfig};
 use crate::error::{LaseError, Result};
-use crate::losses::{EmsContrastiveConfig, TripletDistance, XtrConfig};
+use crate::losses::{EmsContrastiveConfig, SoftLabel, TripletDistance, XtrConfig};
 
 /// The whole recipe.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -138,6 +138,73 @@ pub struct ObjectiveConfig {
     /// Cross-lingual token-level reconstruction on/off.
     pub xtr: bool,
     pub xtr_head: XtrConfig,
+    /// Knowledge distillation from a teacher model (terms added to the loss above).
+    pub distillation: Option<DistillationConfig>,
+}
+
+/// Which side(s) of each pair the teacher embeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TeacherSide {
+    /// The target side (English in Tatoeba-Challenge folders): a monolingual English
+    /// teacher (Reimers & Gurevych 2020).
+    Target,
+    Source,
+    /// Both sides: a multilingual teacher (LEALLA's LaBSE, Average labels).
+    Both,
+}
+
+/// Distillation terms and their weights; a weight of 0 turns a term off. Teacher
+/// embeddings are computed once and cached in the run folder (memory-mapped .npy).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DistillationConfig {
+    /// Teacher model folder (lase / HF / sentence-transformers layout).
+    pub teacher: PathBuf,
+    #[serde(default = "DistillationConfig::default_side")]
+    pub teacher_side: TeacherSide,
+    /// MSE distillation (Reimers & Gurevych 2020): ‖t - f(x)‖² + ‖t - f(y)‖².
+    #[serde(default = "DistillationConfig::one")]
+    pub mse: f64,
+    /// LEALLA feature distillation weight β (lealla.txt: 1e3 small/base, 1e4 large).
+    #[serde(default)]
+    pub feature: f64,
+    /// LEALLA logit distillation weight γ (lealla.txt: 1e-2) and temperature T (100).
+    #[serde(default)]
+    pub logit: f64,
+    #[serde(default = "DistillationConfig::default_logit_temperature")]
+    pub logit_temperature: f64,
+    /// Soft contrastive weight and label kind (soft-contrastive.txt; τ 0.1).
+    #[serde(default)]
+    pub soft_contrastive: f64,
+    #[serde(default = "DistillationConfig::default_label")]
+    pub soft_label: SoftLabel,
+    #[serde(default = "DistillationConfig::default_soft_temperature")]
+    pub soft_temperature: f64,
+    /// TCM's λ (0.1): L = λ L_cross + L_mono; none = cross-lingual loss only.
+    #[serde(default)]
+    pub tcm_lambda: Option<f64>,
+    /// MCL weight (multistage-distillation.txt stage 4).
+    #[serde(default)]
+    pub mcl: f64,
+}
+
+impl DistillationConfig {
+    fn default_side() -> TeacherSide {
+        TeacherSide::Target
+    }
+    fn one() -> f64 {
+        1.0
+    }
+    fn default_logit_temperature() -> f64 {
+        crate::losses::logit_distillation::DEFAULT_TEMPERATURE
+    }
+    fn default_label() -> SoftLabel {
+        SoftLabel::Priority
+    }
+    fn default_soft_temperature() -> f64 {
+        crate::losses::soft_contrastive::DEFAULT_TEMPERATURE
+    }
 }
 
 impl Default for ObjectiveConfig {
@@ -152,6 +219,7 @@ impl Default for ObjectiveConfig {
             ems: EmsContrastiveConfig::default(),
             xtr: true,
             xtr_head: XtrConfig::default(),
+            distillation: None,
         }
     }
 }
@@ -290,7 +358,10 @@ impl TrainConfig {
         if s.accumulation_steps == 0 {
             return bad("schedule.accumulation_steps must be at least 1".into());
         }
-        if self.objective.contrastive == ContrastiveKind::None && !self.objective.xtr {
+        if self.objective.contrastive == ContrastiveKind::None
+            && !self.objective.xtr
+            && self.objective.distillation.is_none()
+        {
             return bad(
                 "objective: no loss enabled (contrastive = \"none\" and xtr = false)".into(),
             );

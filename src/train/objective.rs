@@ -5,10 +5,11 @@
 
 use tch::{Device, Kind, Tensor, nn};
 
-use super::config::{ContrastiveKind, ObjectiveConfig};
+use super::config::{ContrastiveKind, DistillationConfig, ObjectiveConfig};
 use crate::losses::{
-    EmsContrastive, Xtr, additive_margin_softmax, bag_of_tokens, bidirectional_info_nce,
-    hardest_in_batch_negatives, triplet,
+    EmsContrastive, FeatureDistillation, Xtr, additive_margin_softmax, bag_of_tokens,
+    bidirectional_info_nce, hardest_in_batch_negatives, logit_distillation, mcl, mse_distillation,
+    soft_contrastive, soft_contrastive_tcm, soft_labels, triplet,
 };
 
 /// What a loss needs to know about a batch besides the two sides' vectors.
@@ -19,6 +20,10 @@ pub struct BatchContext {
     /// [N, V] bags of tokens, present when XTR is on.
     pub bag_x: Option<Tensor>,
     pub bag_y: Option<Tensor>,
+    /// Teacher embeddings of the batch's x and y sides, when distilling (a side the
+    /// teacher does not embed is None).
+    pub teacher_x: Option<Tensor>,
+    pub teacher_y: Option<Tensor>,
 }
 
 impl BatchContext {
@@ -29,7 +34,16 @@ impl BatchContext {
             lang_y: Tensor::from_slice(lang_y).to_device(device),
             bag_x: None,
             bag_y: None,
+            teacher_x: None,
+            teacher_y: None,
         }
+    }
+
+    /// Adds teacher embeddings ([N, d_t]) of either or both sides.
+    pub fn with_teacher(mut self, teacher_x: Option<Tensor>, teacher_y: Option<Tensor>) -> Self {
+        self.teacher_x = teacher_x;
+        self.teacher_y = teacher_y;
+        self
     }
 
     /// Adds the two sides' bags of tokens; `special` ids are left out.
@@ -59,6 +73,7 @@ pub struct Objective {
     pub vs: nn::VarStore,
     ems: Option<EmsContrastive>,
     xtr: Option<Xtr>,
+    feature: Option<FeatureDistillation>,
 }
 
 impl Objective {
@@ -69,6 +84,7 @@ impl Objective {
         dim: usize,
         languages: usize,
         vocab_size: usize,
+        teacher_dim: Option<usize>,
         device: Device,
     ) -> Self {
         let vs = nn::VarStore::new(device);
@@ -83,11 +99,20 @@ impl Objective {
                 &config.xtr_head,
             )
         });
+        let feature = match (&config.distillation, teacher_dim) {
+            (Some(d), Some(t)) if d.feature > 0.0 => Some(FeatureDistillation::new(
+                vs.root() / "feature_distillation",
+                dim,
+                t,
+            )),
+            _ => None,
+        };
         Self {
             config: config.clone(),
             vs,
             ems,
             xtr,
+            feature,
         }
     }
 
@@ -133,7 +158,62 @@ impl Objective {
             parts.push(("xtr", l.double_value(&[])));
             total += l;
         }
+        if let Some(d) = &self.config.distillation {
+            for (name, l) in self.distillation_terms(d, x, y, ctx) {
+                parts.push((name, l.double_value(&[])));
+                total += l;
+            }
+        }
         LossOutput { total, parts }
+    }
+
+    /// The weighted distillation terms. A side the teacher did not embed borrows the
+    /// other side's teacher vector (its translation).
+    fn distillation_terms(
+        &self,
+        d: &DistillationConfig,
+        x: &Tensor,
+        y: &Tensor,
+        ctx: &BatchContext,
+    ) -> Vec<(&'static str, Tensor)> {
+        let (tx, ty) = match (&ctx.teacher_x, &ctx.teacher_y) {
+            (Some(a), Some(b)) => (a.shallow_clone(), b.shallow_clone()),
+            (Some(a), None) => (a.shallow_clone(), a.shallow_clone()),
+            (None, Some(b)) => (b.shallow_clone(), b.shallow_clone()),
+            (None, None) => return Vec::new(),
+        };
+        let (tx, ty) = (tx.to_kind(x.kind()), ty.to_kind(x.kind()));
+        // The anchor side for MSE, Priority labels and MCL: the side the teacher embeds.
+        let anchor = if ctx.teacher_x.is_some() { &tx } else { &ty };
+        let mut terms = Vec::new();
+        if d.mse > 0.0 {
+            terms.push(("mse", mse_distillation(anchor, x, y) * d.mse));
+        }
+        if let Some(f) = &self.feature {
+            terms.push(("feature_distillation", f.loss(&tx, &ty, x, y) * d.feature));
+        }
+        if d.logit > 0.0 {
+            let l = logit_distillation(&tx, &ty, x, y, d.logit_temperature);
+            terms.push(("logit_distillation", l * d.logit));
+        }
+        if d.soft_contrastive > 0.0 {
+            let both = ctx.teacher_x.is_some() && ctx.teacher_y.is_some();
+            let w = soft_labels(
+                d.soft_label,
+                anchor,
+                both.then_some(&ty),
+                d.soft_temperature,
+            );
+            let l = match d.tcm_lambda {
+                Some(lambda) => soft_contrastive_tcm(x, y, &w, d.soft_temperature, lambda),
+                None => soft_contrastive(x, y, &w, d.soft_temperature),
+            };
+            terms.push(("soft_contrastive", l * d.soft_contrastive));
+        }
+        if d.mcl > 0.0 {
+            terms.push(("mcl", mcl(anchor, x, y) * d.mcl));
+        }
+        terms
     }
 
     /// Trainable head parameters, named `objective.<var>`.

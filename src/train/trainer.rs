@@ -148,11 +148,33 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         .filter(|(_, t)| t.special)
         .map(|(id, _)| *id as i64)
         .collect();
+    let teacher = match &config.objective.distillation {
+        Some(d) => Some(TeacherCache::build(
+            d,
+            &train_set,
+            out,
+            device,
+            options.progress,
+        )?),
+        None => None,
+    };
+    if let (Some(t), Some(d)) = (&teacher, &config.objective.distillation)
+        && (d.mse > 0.0)
+        && t.dim != encoder.dim()
+    {
+        return Err(LaseError::InvalidArgument(format!(
+            "MSE distillation needs the student's output width ({}) to equal the teacher's ({}); set model.output_dim = {}",
+            encoder.dim(),
+            t.dim,
+            t.dim
+        )));
+    }
     let mut objective = Objective::new(
         &config.objective,
         encoder.dim(),
         train_set.languages.len(),
         vocab_size,
+        teacher.as_ref().map(|t| t.dim),
         device,
     );
     let mut params: Vec<(String, tch::Tensor)> = encoder
@@ -233,6 +255,12 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
             let mut ctx = BatchContext::new(&lang_x, &lang_y, device);
             if objective.needs_bags() {
                 ctx = ctx.with_bags(&ids_x, &ids_y, vocab_size, &special_ids);
+            }
+            if let Some(t) = &teacher {
+                ctx = ctx.with_teacher(
+                    t.rows(&t.source, &batch, device),
+                    t.rows(&t.target, &batch, device),
+                );
             }
             let pass = PassOptions {
                 chunk: s.grad_cache_chunk,
@@ -523,5 +551,103 @@ impl DevSet {
             total += scores.p_at_1();
         }
         Ok(100.0 * total / self.groups.len() as f64)
+    }
+}
+
+/// Teacher embeddings of the training pairs, computed once into the run folder
+/// (`teacher-source.npy`, `teacher-target.npy`) and memory-mapped.
+struct TeacherCache {
+    source: Option<crate::io::npy::NpyMatrix>,
+    target: Option<crate::io::npy::NpyMatrix>,
+    dim: usize,
+}
+
+impl TeacherCache {
+    fn build(
+        d: &super::config::DistillationConfig,
+        train_set: &ParallelCorpus,
+        out: &Path,
+        device: Device,
+        progress: bool,
+    ) -> Result<Self> {
+        use super::config::TeacherSide;
+        let mut teacher: Option<SentenceEncoder> = None;
+        let mut side = |name: &str,
+                        wanted: bool,
+                        pick: &dyn Fn(&crate::data::TranslationPair) -> String|
+         -> Result<Option<crate::io::npy::NpyMatrix>> {
+            if !wanted {
+                return Ok(None);
+            }
+            let path = out.join(format!("teacher-{name}.npy"));
+            if path.exists() {
+                let m = crate::io::npy::NpyMatrix::open(&path)?;
+                if m.rows == train_set.len() {
+                    return Ok(Some(m));
+                }
+                tracing::warn!(
+                    "{}: {} rows for {} pairs; recomputing",
+                    path.display(),
+                    m.rows,
+                    train_set.len()
+                );
+            }
+            if teacher.is_none() {
+                teacher = Some(SentenceEncoder::load(&d.teacher, device)?);
+            }
+            let t = teacher.as_ref().expect("just loaded");
+            let options = EncodeOptions::for_device(device);
+            let bar = if progress {
+                ProgressBar::new(train_set.len() as u64)
+            } else {
+                ProgressBar::hidden()
+            };
+            bar.set_message(format!("teacher embeddings ({name})"));
+            let mut writer = crate::io::npy::NpyWriter::create(&path, t.dim())?;
+            for chunk in train_set.pairs.chunks(4096) {
+                let texts: Vec<String> = chunk.iter().map(pick).collect();
+                let v = t.encode_with(&texts, &options)?.contiguous();
+                let n = v.numel();
+                let mut values = vec![0f32; n];
+                v.copy_data(&mut values, n);
+                writer.write_rows(&values)?;
+                bar.inc(chunk.len() as u64);
+            }
+            bar.finish_and_clear();
+            writer.finish()?;
+            Ok(Some(crate::io::npy::NpyMatrix::open(&path)?))
+        };
+        let (want_src, want_tgt) = match d.teacher_side {
+            TeacherSide::Source => (true, false),
+            TeacherSide::Target => (false, true),
+            TeacherSide::Both => (true, true),
+        };
+        let source = side("source", want_src, &|p| p.src.clone())?;
+        let target = side("target", want_tgt, &|p| p.tgt.clone())?;
+        let dim = source
+            .as_ref()
+            .or(target.as_ref())
+            .map(|m| m.cols)
+            .unwrap_or(0);
+        Ok(Self {
+            source,
+            target,
+            dim,
+        })
+    }
+
+    /// Rows `batch` of a side as [N, d_t] on `device`.
+    fn rows(
+        &self,
+        side: &Option<crate::io::npy::NpyMatrix>,
+        batch: &[u32],
+        device: Device,
+    ) -> Option<tch::Tensor> {
+        side.as_ref().map(|m| {
+            let flat: Vec<f32> = batch.iter().flat_map(|&i| m.row(i as usize)).collect();
+            tch::Tensor::from_slice(&flat)
+                .view([batch.len() as i64, m.cols as i64])
+                .to_device(device)
+        })
     }
 }
