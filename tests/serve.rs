@@ -11,6 +11,14 @@ use lase::inference::EncodeOptions;
 use lase::serve::{ServeConfig, serve};
 use tch::Device;
 
+/// The served model. libtorch's generator is process-global and tests run on parallel
+/// threads, so initialisation is serialised: every call returns the same weights.
+fn tiny_model() -> lase::model::SentenceEncoder {
+    static INIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = INIT.lock().unwrap_or_else(|e| e.into_inner());
+    common::tiny_encoder(common::tiny_config(), common::mean_head(16, false), 4)
+}
+
 struct Server {
     addr: SocketAddr,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -19,7 +27,7 @@ struct Server {
 
 impl Server {
     fn start(config: ServeConfig) -> Self {
-        let encoder = common::tiny_encoder(common::tiny_config(), common::mean_head(16, false), 4);
+        let encoder = tiny_model();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -110,7 +118,7 @@ fn norm(v: &serde_json::Value) -> f64 {
 #[test]
 fn embedding_endpoints_agree_with_the_library() {
     let server = Server::start(ServeConfig::default());
-    let reference = common::tiny_encoder(common::tiny_config(), common::mean_head(16, false), 4);
+    let reference = tiny_model();
     let expected = common::rows(&lase::model::l2_normalize(
         &reference
             .encode(&["the dog is red", "der hund"], 8)
