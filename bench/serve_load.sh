@@ -2,7 +2,8 @@
 # Load test of `lase serve` on loopback with wrk (Debian package `wrk`): 1, 8 and 64
 # concurrent clients, each request one real sentence (FLORES-200 English devtest), against
 # the offline `lase embed` throughput on the same sentences, same model, same machine.
-# Prints requests/s, sentences/s, p50/p99 latency, non-2xx count and server RSS.
+# Prints requests/s, sentences/s, p50/p99 latency, non-2xx count and server RSS. On a
+# 2-core machine wrk (2 threads) shares the CPU with the server.
 # Usage: bench/serve_load.sh [MODEL_DIR] [SECONDS_PER_LEVEL]
 set -euo pipefail
 cd "$(dirname "$0")/.."
