@@ -9,7 +9,6 @@
 //! (invalid UTF-8, a TSV line without exactly two fields) are errors naming the file and
 //! line. Pairs with an empty side are skipped and counted.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -266,13 +265,14 @@ impl ParallelCorpus {
         Ok(())
     }
 
-    /// Number of pairs per language code (the non-English side, or the source side).
-    pub fn pairs_per_language(&self) -> HashMap<u16, usize> {
-        let mut counts = HashMap::new();
-        for p in &self.pairs {
-            *counts.entry(p.src_lang).or_insert(0) += 1;
+    /// Pair indices grouped by source-side language (the non-English side of
+    /// Tatoeba-Challenge folders), indexed like [`Self::languages`].
+    pub fn pairs_by_language(&self) -> Vec<Vec<u32>> {
+        let mut groups = vec![Vec::new(); self.languages.len()];
+        for (i, p) in self.pairs.iter().enumerate() {
+            groups[p.src_lang as usize].push(i as u32);
         }
-        counts
+        groups
     }
 
     /// Every sentence of both sides with its language code.

@@ -85,13 +85,12 @@ impl BatchSampler {
                 "no training pairs to sample from".into(),
             ));
         }
-        let total: f64 = groups.iter().map(|g| g.len() as f64).sum();
-        let mut acc = 0.0;
-        let cumulative = groups
-            .iter()
-            .map(|g| {
-                acc += (g.len() as f64 / total).powf(config.alpha);
-                acc
+        let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+        let cumulative = temperature_weights(&sizes, config.alpha)
+            .into_iter()
+            .scan(0.0, |acc, w| {
+                *acc += w;
+                Some(*acc)
             })
             .collect();
         let n = groups.len();
@@ -188,6 +187,16 @@ impl BatchSampler {
         self.state.batches += 1;
         batch
     }
+}
+
+/// Unnormalised temperature-sampling weights `(n_l / Σ n)^α` of groups of sizes `n_l`
+/// (XLM-R §3.1): shared by batch sampling and the tokenizer's training sample.
+pub fn temperature_weights(sizes: &[usize], alpha: f64) -> Vec<f64> {
+    let total: f64 = sizes.iter().map(|&n| n as f64).sum();
+    sizes
+        .iter()
+        .map(|&n| (n as f64 / total).powf(alpha))
+        .collect()
 }
 
 /// A 64-bit FNV-1a hash of a sentence (a key for duplicate checks).

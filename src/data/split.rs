@@ -50,10 +50,7 @@ pub fn split_dev(
     corpus: ParallelCorpus,
     config: &DevSplitConfig,
 ) -> (ParallelCorpus, ParallelCorpus) {
-    let mut by_language: Vec<Vec<usize>> = vec![Vec::new(); corpus.languages.len()];
-    for (i, p) in corpus.pairs.iter().enumerate() {
-        by_language[p.src_lang as usize].push(i);
-    }
+    let mut by_language = corpus.pairs_by_language();
     let mut rng = SplitMix64::new(config.seed);
     let mut dev_rows = HashSet::new();
     for rows in &mut by_language {
@@ -62,7 +59,7 @@ pub fn split_dev(
         }
         rng.shuffle(rows);
         let take = config.pairs_per_language.min(rows.len() / 10);
-        dev_rows.extend(rows[..take].iter().copied());
+        dev_rows.extend(rows[..take].iter().map(|&i| i as usize));
     }
     let dev_sentences: HashSet<&str> = dev_rows
         .iter()

@@ -9,13 +9,14 @@
 
 use tch::Tensor;
 
-use super::cosine_matrix;
+use super::logit_distillation;
 
 /// `teacher_x`: [N, d_t] teacher embeddings of the source side; `x`, `y`: [N, d].
+///
+/// The same matrix-matching MSE as LEALLA's logit distillation, with the teacher's
+/// monolingual similarities as the target and no temperature.
 pub fn mcl(teacher_x: &Tensor, x: &Tensor, y: &Tensor) -> Tensor {
-    (cosine_matrix(teacher_x, teacher_x) - cosine_matrix(x, y))
-        .square()
-        .mean(x.kind())
+    logit_distillation(teacher_x, teacher_x, x, y, 1.0)
 }
 
 #[cfg(test)]

@@ -88,6 +88,14 @@ impl ApiError {
             message: message.into(),
         }
     }
+
+    fn backend(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            kind: "Backend",
+            message: message.into(),
+        }
+    }
 }
 
 impl From<JsonRejection> for ApiError {
@@ -258,11 +266,9 @@ async fn embed_texts(
     let tokens: Vec<_> = encoded.into_iter().map(|(t, _)| t).collect();
     let count = tokens.iter().map(|t| t.len()).sum();
     let receiver = state.batcher.submit(tokens)?;
-    let vectors = receiver.await.map_err(|_| ApiError {
-        status: StatusCode::INTERNAL_SERVER_ERROR,
-        kind: "Backend",
-        message: "the inference thread stopped".into(),
-    })?;
+    let vectors = receiver
+        .await
+        .map_err(|_| ApiError::backend("the inference thread stopped"))?;
     Ok((vectors, count))
 }
 
@@ -467,11 +473,7 @@ async fn mine_pairs(
             )
         })
         .await
-        .map_err(|e| ApiError {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            kind: "Backend",
-            message: format!("mining failed: {e}"),
-        })?
+        .map_err(|e| ApiError::backend(format!("mining failed: {e}")))?
         .map_err(|e| ApiError::validation(e.to_string()))?;
         let pairs = mined
             .pairs

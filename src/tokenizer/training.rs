@@ -16,6 +16,7 @@ use tokenizers::pre_tokenizers::metaspace::{Metaspace, PrependScheme};
 use tokenizers::processors::template::TemplateProcessing;
 use tokenizers::{AddedToken, Tokenizer};
 
+use crate::data::sampler::temperature_weights;
 use crate::error::{LaseError, Result};
 use crate::rng::SplitMix64;
 
@@ -27,15 +28,11 @@ pub fn language_token(code: &str) -> String {
     format!("<2{code}>")
 }
 
-/// Settings of [`train_unigram`].
+/// Settings of [`train_unigram`] (the sample it trains on is drawn beforehand, by
+/// [`balanced_sample`]).
 #[derive(Clone, Debug)]
 pub struct TokenizerTrainingOptions {
     pub vocab_size: usize,
-    /// Sentences in the balanced sample.
-    pub sample_sentences: usize,
-    /// Temperature exponent α.
-    pub alpha: f64,
-    pub seed: u64,
     pub show_progress: bool,
 }
 
@@ -43,9 +40,6 @@ impl Default for TokenizerTrainingOptions {
     fn default() -> Self {
         Self {
             vocab_size: 60_000,
-            sample_sentences: 1_000_000,
-            alpha: 0.3,
-            seed: 5,
             show_progress: false,
         }
     }
@@ -59,14 +53,11 @@ pub fn balanced_sample<'a>(
     alpha: f64,
     seed: u64,
 ) -> Vec<&'a str> {
-    let total: f64 = by_language.values().map(|v| v.len() as f64).sum();
-    if total == 0.0 {
+    let sizes: Vec<usize> = by_language.values().map(Vec::len).collect();
+    if sizes.iter().all(|&n| n == 0) {
         return Vec::new();
     }
-    let weights: Vec<f64> = by_language
-        .values()
-        .map(|v| (v.len() as f64 / total).powf(alpha))
-        .collect();
+    let weights = temperature_weights(&sizes, alpha);
     let z: f64 = weights.iter().sum();
     let mut rng = SplitMix64::new(seed);
     let mut out = Vec::with_capacity(sample);

@@ -36,16 +36,11 @@ pub struct PassOptions {
 /// length removes most padding, large enough for efficient matrix products.
 pub const DIRECT_PADDING_CHUNK: usize = 32;
 
-/// Length-sorted chunks: (positions in the side, chunk) so padding stays small.
-fn chunks(items: &[&TokenIds], chunk: usize) -> Vec<Vec<usize>> {
+/// Length-sorted chunks of `size` sentences (positions in the side), so padding stays small.
+fn chunks(items: &[&TokenIds], size: usize) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by_key(|&i| items[i].len());
-    let size = if chunk == 0 {
-        items.len().max(1)
-    } else {
-        chunk
-    };
-    order.chunks(size).map(|c| c.to_vec()).collect()
+    order.chunks(size.max(1)).map(|c| c.to_vec()).collect()
 }
 
 fn embed_chunk(
@@ -99,13 +94,17 @@ pub fn forward_backward(
     options: &PassOptions,
 ) -> LossOutput {
     let n = x_items.len();
-    let plan_x = chunks(x_items, options.chunk);
-    let plan_y = chunks(y_items, options.chunk);
-    if options.chunk == 0 || options.chunk >= n {
-        // Direct pass: still embedded in length-sorted chunks, so that each forward pads
-        // only to its own longest sentence; every chunk keeps its graph.
-        let plan_x = chunks(x_items, DIRECT_PADDING_CHUNK);
-        let plan_y = chunks(y_items, DIRECT_PADDING_CHUNK);
+    // A direct pass is still embedded in length-sorted chunks, so that each forward pads
+    // only to its own longest sentence; there every chunk keeps its graph.
+    let direct = options.chunk == 0 || options.chunk >= n;
+    let size = if direct {
+        DIRECT_PADDING_CHUNK
+    } else {
+        options.chunk
+    };
+    let plan_x = chunks(x_items, size);
+    let plan_y = chunks(y_items, size);
+    if direct {
         let x = embed_side(encoder, x_items, &plan_x, 0, options);
         let y = embed_side(encoder, y_items, &plan_y, 1, options);
         let out = objective.loss(&x, &y, ctx);

@@ -128,16 +128,13 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
     };
     let src_tokens = tokenize(&mut train_set.pairs.iter().map(|p| p.src.as_str()))?;
     let tgt_tokens = tokenize(&mut train_set.pairs.iter().map(|p| p.tgt.as_str()))?;
-    let mut groups: Vec<Vec<u32>> = vec![Vec::new(); train_set.languages.len()];
-    for (i, p) in train_set.pairs.iter().enumerate() {
-        groups[p.src_lang as usize].push(i as u32);
-    }
     let keys: Vec<[u64; 2]> = train_set
         .pairs
         .iter()
         .map(|p| [sentence_key(&p.src), sentence_key(&p.tgt)])
         .collect();
-    let mut sampler = BatchSampler::new(groups, keys, &config.data.sampling)?;
+    let mut sampler =
+        BatchSampler::new(train_set.pairs_by_language(), keys, &config.data.sampling)?;
 
     let vocab_size = encoder.tokenizer().vocab_size();
     let special_ids: Vec<i64> = encoder
@@ -462,9 +459,6 @@ pub fn train_tokenizer(
         &corpus.languages,
         &TokenizerTrainingOptions {
             vocab_size: t.vocab_size,
-            sample_sentences: t.sample_sentences,
-            alpha: t.alpha,
-            seed,
             show_progress: progress,
         },
     )
