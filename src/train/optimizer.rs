@@ -73,21 +73,25 @@ impl AdamW {
         }
     }
 
-    /// Global L2 norm of all gradients.
+    /// Global L2 norm of all gradients: each tensor's norm in its own precision (no
+    /// float64 copy of the gradients), combined in float64.
     pub fn grad_norm(&self) -> f64 {
         tch::no_grad(|| {
-            let mut total = Tensor::zeros([], (Kind::Double, tch::Device::Cpu));
-            for s in &self.slots {
-                let g = s.param.grad();
-                if g.defined() {
-                    total += g
-                        .to_kind(Kind::Double)
-                        .square()
-                        .sum(Kind::Double)
-                        .to_device(tch::Device::Cpu);
-                }
+            let norms: Vec<Tensor> = self
+                .slots
+                .iter()
+                .map(|s| s.param.grad())
+                .filter(Tensor::defined)
+                .map(|g| g.norm().to_kind(Kind::Double).to_device(tch::Device::Cpu))
+                .collect();
+            if norms.is_empty() {
+                return 0.0;
             }
-            total.double_value(&[]).sqrt()
+            Tensor::stack(&norms, 0)
+                .square()
+                .sum(Kind::Double)
+                .double_value(&[])
+                .sqrt()
         })
     }
 
@@ -116,16 +120,21 @@ impl AdamW {
                 if !g.defined() {
                     continue;
                 }
-                let _ = s.m.g_mul_scalar_(c.beta1);
-                let _ = s.m.g_add_(&(&g * (1.0 - c.beta1)));
+                // In place, two temporaries per tensor (as torch's single-tensor AdamW).
+                let _ = s.m.lerp_(&g, 1.0 - c.beta1);
                 let _ = s.v.g_mul_scalar_(c.beta2);
-                let _ = s.v.g_add_(&(g.square() * (1.0 - c.beta2)));
+                let _ = s.v.addcmul_(&(&g * (1.0 - c.beta2)), &g);
                 if s.decay && c.weight_decay > 0.0 {
                     let _ = s.param.g_mul_scalar_(1.0 - lr * c.weight_decay);
                 }
-                let denom = s.v.sqrt() / bias2_sqrt + c.eps;
-                let update = &s.m / denom * (lr / bias1);
-                let _ = s.param.g_sub_(&update);
+                // θ += m / d with d = -(sqrt(v) / sqrt(1-β2^t) + ε) · (1-β1^t) / lr.
+                if lr > 0.0 {
+                    let mut denom = s.v.sqrt();
+                    let _ = denom.g_div_scalar_(bias2_sqrt);
+                    let _ = denom.g_add_scalar_(c.eps);
+                    let _ = denom.g_mul_scalar_(-bias1 / lr);
+                    let _ = s.param.addcdiv_(&s.m, &denom);
+                }
             }
         });
     }
