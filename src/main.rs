@@ -49,9 +49,22 @@ enum Command {
     /// Tokenizer tools.
     #[command(subcommand)]
     Tokenizer(TokenizerCommand),
+    /// Check that a recipe's training data shares no sentence with the test sets
+    /// `lase eval` uses; exits with an error listing the first leaks.
+    CheckLeakage(CheckLeakageArgs),
     /// Serve a model over HTTP: /embed (TEI), /v1/embeddings (OpenAI), /similarity,
     /// /mine, /health, /info, /metrics.
     Serve(ServeArgs),
+}
+
+#[derive(Args)]
+struct CheckLeakageArgs {
+    /// Training recipe (TOML) whose [data] sources are read.
+    #[arg(long)]
+    config: PathBuf,
+    /// Folder holding the benchmark data (tatoeba-laser/, flores200-devtest/, ...).
+    #[arg(long, default_value = "../shared/data")]
+    data_dir: PathBuf,
 }
 
 #[derive(Args)]
@@ -265,6 +278,7 @@ fn main() -> Result<()> {
         }
         Command::Tokenizer(TokenizerCommand::Train(args)) => tokenizer_train(args),
         Command::Serve(args) => serve(args, device),
+        Command::CheckLeakage(args) => check_leakage(args),
     }
 }
 
@@ -310,6 +324,42 @@ fn train(args: TrainArgs, device: tch::Device) -> Result<()> {
     let summary = lase::train::train(&config, &args.out, &options)
         .with_context(|| format!("training {}", args.config.display()))?;
     println!("{}", serde_json::to_string_pretty(&summary)?);
+    Ok(())
+}
+
+fn check_leakage(args: CheckLeakageArgs) -> Result<()> {
+    use lase::eval::leakage::{BenchmarkSentences, find_leaks};
+    let config = lase::train::TrainConfig::from_file(&args.config)?;
+    let mut corpus = lase::data::ParallelCorpus::read(&config.data.sources)?;
+    if let Some(dir) = &config.data.exclude_test_sets {
+        let excluded = BenchmarkSentences::read(dir)?;
+        let dropped = lase::eval::leakage::drop_leaks(&mut corpus, &excluded);
+        println!(
+            "the recipe's exclude_test_sets ({}) drops {dropped} pairs",
+            dir.display()
+        );
+    }
+    let benchmarks = BenchmarkSentences::read(&args.data_dir)?;
+    let leaks = find_leaks(&corpus, &benchmarks);
+    println!(
+        "{} training pairs, {} distinct test sentences under {}: {} leaked sentences",
+        corpus.pairs.len(),
+        benchmarks.len(),
+        args.data_dir.display(),
+        leaks.len()
+    );
+    for leak in leaks.iter().take(20) {
+        println!(
+            "pair {} ({}): {:?} is in {}",
+            leak.pair, leak.language, leak.sentence, leak.benchmark
+        );
+    }
+    anyhow::ensure!(
+        leaks.is_empty(),
+        "the training data of {} contains {} test sentences",
+        args.config.display(),
+        leaks.len()
+    );
     Ok(())
 }
 

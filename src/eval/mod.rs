@@ -4,6 +4,7 @@
 pub mod bitext_retrieval;
 pub mod bucc;
 pub mod flores;
+pub mod leakage;
 pub mod pool;
 pub mod sib;
 pub mod spearman;

@@ -105,6 +105,10 @@ pub struct DataConfig {
     pub dev: DevSplitConfig,
     #[serde(default)]
     pub sampling: SamplingConfig,
+    /// A benchmark data folder (as `lase eval --data-dir`): training pairs with a side
+    /// equal to any test sentence there are dropped before the dev split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude_test_sets: Option<PathBuf>,
 }
 
 /// Which contrastive loss, if any.

@@ -92,7 +92,16 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         write_atomic(&config_path, config.to_toml().as_bytes())?;
     }
 
-    let corpus = ParallelCorpus::read(&config.data.sources)?;
+    let mut corpus = ParallelCorpus::read(&config.data.sources)?;
+    if let Some(dir) = &config.data.exclude_test_sets {
+        let benchmarks = crate::eval::leakage::BenchmarkSentences::read(dir)?;
+        let dropped = crate::eval::leakage::drop_leaks(&mut corpus, &benchmarks);
+        tracing::info!(
+            "dropped {dropped} training pairs sharing a sentence with the {} test sentences under {}",
+            benchmarks.len(),
+            dir.display()
+        );
+    }
     let (train_set, dev_set) = split_dev(corpus, &config.data.dev);
     tracing::info!(
         "{} training pairs in {} languages ({} skipped as empty), {} dev pairs",

@@ -1,0 +1,130 @@
+//! Train/test separation. Every sentence `lase eval` scores on (Tatoeba, FLORES-200
+//! devtest, STS-B and KorSTS test splits, SIB-200 test splits), read by the same readers
+//! the suites use, and a check that a training corpus contains none of them. Sentences
+//! are compared after trimming surrounding whitespace (the readers' own normalisation);
+//! a training sentence equal to a test sentence in any language is a leak.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::data::ParallelCorpus;
+use crate::error::Result;
+
+/// Test sentences keyed by text; the value names the first benchmark file holding it.
+#[derive(Debug, Default)]
+pub struct BenchmarkSentences {
+    by_text: HashMap<String, String>,
+}
+
+impl BenchmarkSentences {
+    pub fn len(&self) -> usize {
+        self.by_text.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_text.is_empty()
+    }
+
+    /// Adds `sentences` from the benchmark file `origin`.
+    pub fn add<S: AsRef<str>>(&mut self, origin: &str, sentences: &[S]) {
+        for s in sentences {
+            let text = s.as_ref().trim();
+            if !text.is_empty() && !self.by_text.contains_key(text) {
+                self.by_text.insert(text.to_owned(), origin.to_owned());
+            }
+        }
+    }
+
+    /// The benchmark file holding `sentence`, if any.
+    pub fn origin(&self, sentence: &str) -> Option<&str> {
+        self.by_text.get(sentence.trim()).map(String::as_str)
+    }
+
+    /// Reads every test set of `data_dir` that `lase eval` uses and is present there
+    /// (tatoeba-laser/, flores200-devtest/devtest/, stsb-multi-mt/data/, korsts/, sib200/).
+    pub fn read(data_dir: &Path) -> Result<Self> {
+        let mut out = Self::default();
+        let tatoeba = data_dir.join("tatoeba-laser");
+        if tatoeba.is_dir() {
+            for set in super::tatoeba::load(&tatoeba, None)? {
+                out.add(&format!("tatoeba-laser {}", set.lang), &set.sentences);
+                out.add(&format!("tatoeba-laser {} (eng)", set.lang), &set.english);
+            }
+        }
+        let flores = data_dir.join("flores200-devtest/devtest");
+        if flores.is_dir() {
+            for lang in super::flores::languages(&flores)? {
+                let lines = crate::io::text::read_lines(flores.join(format!("{lang}.devtest")))?;
+                out.add(&format!("flores200 devtest {lang}"), &lines);
+            }
+        }
+        let stsb = data_dir.join("stsb-multi-mt/data");
+        if stsb.is_dir() {
+            for lang in super::sts::STSB_LANGUAGES {
+                let set = super::sts::load_stsb(&stsb, lang, "test")?;
+                out.add(&format!("stsb-multi-mt test {lang}"), &set.sentence1);
+                out.add(&format!("stsb-multi-mt test {lang}"), &set.sentence2);
+            }
+        }
+        let korsts = data_dir.join("korsts");
+        if korsts.is_dir() {
+            let set = super::sts::load_korsts(&korsts, "test")?;
+            out.add("korsts test", &set.sentence1);
+            out.add("korsts test", &set.sentence2);
+        }
+        let sib = data_dir.join("sib200");
+        if sib.join("annotated").is_dir() {
+            let labels = super::sib::label_names(&sib)?;
+            let mut langs: Vec<String> = std::fs::read_dir(sib.join("annotated"))
+                .map_err(|e| crate::error::LaseError::io(sib.join("annotated"), e))?
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            langs.sort();
+            for lang in langs {
+                let split = super::sib::load_split(&sib, &lang, "test", &labels)?;
+                out.add(&format!("sib200 test {lang}"), &split.texts);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A training sentence that is also a test sentence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Leak {
+    /// Index of the training pair.
+    pub pair: usize,
+    /// The training pair's language of the leaked side.
+    pub language: String,
+    pub sentence: String,
+    /// The benchmark file it also appears in.
+    pub benchmark: String,
+}
+
+/// Every side of every training pair that appears in `benchmarks`.
+pub fn find_leaks(corpus: &ParallelCorpus, benchmarks: &BenchmarkSentences) -> Vec<Leak> {
+    let mut leaks = Vec::new();
+    for (i, p) in corpus.pairs.iter().enumerate() {
+        for (text, lang) in [(&p.src, p.src_lang), (&p.tgt, p.tgt_lang)] {
+            if let Some(origin) = benchmarks.origin(text) {
+                leaks.push(Leak {
+                    pair: i,
+                    language: corpus.languages[lang as usize].clone(),
+                    sentence: text.clone(),
+                    benchmark: origin.to_owned(),
+                });
+            }
+        }
+    }
+    leaks
+}
+
+/// Removes every training pair with a side in `benchmarks`; returns how many.
+pub fn drop_leaks(corpus: &mut ParallelCorpus, benchmarks: &BenchmarkSentences) -> usize {
+    let before = corpus.pairs.len();
+    corpus
+        .pairs
+        .retain(|p| benchmarks.origin(&p.src).is_none() && benchmarks.origin(&p.tgt).is_none());
+    before - corpus.pairs.len()
+}
