@@ -152,6 +152,9 @@ struct EvalArgs {
     /// Write a Markdown report.
     #[arg(long)]
     report: Option<PathBuf>,
+    /// Draw a per-language bar chart (one panel per suite) as SVG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
     /// Most sentences per forward pass.
     #[arg(long, default_value_t = 32)]
     batch_size: usize,
@@ -570,6 +573,10 @@ fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
     }
     if let Some(path) = &args.report {
         lase::io::atomic::write_atomic(path, report.as_bytes())?;
+    }
+    if let Some(path) = &args.plot {
+        let panels = lase::eval::plot::panels_from_report(&json);
+        lase::eval::plot::plot_bars(&panels, path)?;
     }
     Ok(())
 }

@@ -104,6 +104,8 @@ fn cli_eval_writes_json_and_report() {
         .arg(work.path().join("r.json"))
         .arg("--report")
         .arg(work.path().join("r.md"))
+        .arg("--plot")
+        .arg(work.path().join("r.svg"))
         .output()
         .unwrap();
     assert!(
@@ -121,6 +123,8 @@ fn cli_eval_writes_json_and_report() {
     assert_eq!(json["tatoeba"]["average"]["languages"], 1);
     let md = std::fs::read_to_string(work.path().join("r.md")).unwrap();
     assert!(md.contains("| deu | 4 |"), "{md}");
+    let svg = std::fs::read_to_string(work.path().join("r.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("\ndeu\n"), "{svg}");
 }
 
 #[test]

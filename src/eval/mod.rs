@@ -5,6 +5,7 @@ pub mod bitext_retrieval;
 pub mod bucc;
 pub mod flores;
 pub mod leakage;
+pub mod plot;
 pub mod pool;
 pub mod sib;
 pub mod spearman;

@@ -2,9 +2,12 @@
 //! the student's d-dimensional embeddings to the teacher's width, and
 //!
 //! ```text
-//! L_fd = (1/N) Σ_i ( ‖x^t_i - f(x_i)‖² + ‖y^t_i - f(y_i)‖² )
+//! L_fd = (1/N) Σ_i ( ‖x^t_i - f(x̂_i)‖² + ‖y^t_i - f(ŷ_i)‖² ),   x̂ = x / ‖x‖
 //! ```
 //!
+//! on L2-normalised student embeddings, as LaBSE/LEALLA sentence embeddings are (the
+//! teacher's are too). Un-normalised pooled outputs have norms in the tens at the start of
+//! training, which made f(x) and the loss hundreds of times the contrastive term.
 //! f exists only for training; the exported student keeps its d-dimensional output.
 
 use tch::{Tensor, nn, nn::Module};
@@ -31,8 +34,10 @@ impl FeatureDistillation {
     pub fn loss(&self, teacher_x: &Tensor, teacher_y: &Tensor, x: &Tensor, y: &Tensor) -> Tensor {
         let n = x.size()[0] as f64;
         let kind = x.kind();
-        ((teacher_x - self.up.forward(x)).square().sum(kind)
-            + (teacher_y - self.up.forward(y)).square().sum(kind))
+        let l2 = crate::model::sentence_encoder::l2_normalize;
+        let (x, y) = (l2(x), l2(y));
+        ((teacher_x - self.up.forward(&x)).square().sum(kind)
+            + (teacher_y - self.up.forward(&y)).square().sum(kind))
             / n
     }
 }
@@ -53,8 +58,9 @@ mod tests {
         let w = rows(&fd.up.ws);
         let b: Vec<f64> = Vec::<f64>::try_from(fd.up.bs.as_ref().unwrap().copy()).unwrap();
         let f = |v: &[f64]| -> Vec<f64> {
+            let norm = (v[0] * v[0] + v[1] * v[1]).sqrt();
             (0..3)
-                .map(|r| b[r] + w[r][0] * v[0] + w[r][1] * v[1])
+                .map(|r| b[r] + (w[r][0] * v[0] + w[r][1] * v[1]) / norm)
                 .collect()
         };
         let sq =
