@@ -326,3 +326,51 @@ fn pool_retrieval_and_distractor_reader() {
         .to_string();
     assert!(e.contains("only 3 distinct"), "{e}");
 }
+
+/// The SIB probe against scikit-learn's LogisticRegression on the same fixed embeddings
+/// (tests/fixtures/eval/make_classifier_reference.py): two different optimisers of the
+/// same model class, so accuracies agree to within a point or two, not bit for bit.
+#[test]
+fn classifier_accuracy_matches_scikit_learn() {
+    use lase::eval::sib::{ClassifierConfig, train_and_test};
+    use tch::Tensor;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/eval");
+    let load = |name: &str| -> (Tensor, Tensor) {
+        let m = lase::io::npy::NpyMatrix::open(dir.join(format!("classifier_{name}.npy"))).unwrap();
+        let x = Tensor::from_slice(&m.values()).view([m.rows as i64, m.cols as i64]);
+        let labels: Vec<i64> = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("classifier_{name}_labels.json"))).unwrap(),
+        )
+        .unwrap();
+        (x, Tensor::from_slice(&labels))
+    };
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("classifier_expected.json")).unwrap(),
+    )
+    .unwrap();
+    let (train_x, train_y) = load("train");
+    let (en_x, en_y) = load("test_en");
+    let (xx_x, xx_y) = load("test_xx");
+    let config = ClassifierConfig::default();
+    let mut mean = [0.0f64; 2];
+    for seed in 0..config.seeds {
+        let acc = train_and_test(
+            &train_x,
+            &train_y,
+            &[(&en_x, &en_y), (&xx_x, &xx_y)],
+            7,
+            seed,
+            &config,
+        )
+        .unwrap();
+        mean[0] += acc[0] / config.seeds as f64;
+        mean[1] += acc[1] / config.seeds as f64;
+    }
+    for (ours, key) in mean.iter().zip(["accuracy_test_en", "accuracy_test_xx"]) {
+        let reference = expected[key].as_f64().unwrap();
+        assert!(
+            (ours - reference).abs() <= 0.02,
+            "{key}: lase {ours:.4} vs scikit-learn {reference:.4}"
+        );
+    }
+}
