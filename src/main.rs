@@ -49,12 +49,27 @@ enum Command {
     /// Tokenizer tools.
     #[command(subcommand)]
     Tokenizer(TokenizerCommand),
+    /// Copy a model folder, storing the weights as f16 (half the size) or f32.
+    Export(ExportArgs),
     /// Check that a recipe's training data shares no sentence with the test sets
     /// `lase eval` uses; exits with an error listing the first leaks.
     CheckLeakage(CheckLeakageArgs),
     /// Serve a model over HTTP: /embed (TEI), /v1/embeddings (OpenAI), /similarity,
     /// /mine, /health, /info, /metrics.
     Serve(ServeArgs),
+}
+
+#[derive(Args)]
+struct ExportArgs {
+    /// Model folder to read.
+    #[arg(long)]
+    model: PathBuf,
+    /// Folder to write (sentence-transformers layout).
+    #[arg(long)]
+    output: PathBuf,
+    /// Stored weight dtype: f16 or f32.
+    #[arg(long, default_value = "f16")]
+    dtype: String,
 }
 
 #[derive(Args)]
@@ -204,6 +219,10 @@ struct MineArgs {
     /// Append 0-based source and target line numbers as two more columns.
     #[arg(long)]
     indices: bool,
+    /// Known translation pairs (src<TAB>tgt per line): print precision, recall and F1 of
+    /// the mined pairs against them.
+    #[arg(long)]
+    gold: Option<PathBuf>,
     /// Approximate shortlist before exact rescoring: none (exact search), binary, int8.
     #[arg(long, default_value = "none")]
     quantize: lase::mine::quantized::Quantization,
@@ -282,6 +301,7 @@ fn main() -> Result<()> {
         Command::Tokenizer(TokenizerCommand::Train(args)) => tokenizer_train(args),
         Command::Serve(args) => serve(args, device),
         Command::CheckLeakage(args) => check_leakage(args),
+        Command::Export(args) => export(args),
     }
 }
 
@@ -328,6 +348,43 @@ fn train(args: TrainArgs, device: tch::Device) -> Result<()> {
         .with_context(|| format!("training {}", args.config.display()))?;
     println!("{}", serde_json::to_string_pretty(&summary)?);
     Ok(())
+}
+
+fn export(args: ExportArgs) -> Result<()> {
+    use lase::model::checkpoint::StorageDtype;
+    let dtype = match args.dtype.as_str() {
+        "f16" => StorageDtype::F16,
+        "f32" => StorageDtype::F32,
+        other => anyhow::bail!("--dtype {other}: expected f16 or f32"),
+    };
+    let encoder = SentenceEncoder::load(&args.model, tch::Device::Cpu)
+        .with_context(|| format!("loading model {}", args.model.display()))?;
+    encoder.save_as(&args.output, dtype)?;
+    let bytes: u64 = walk_size(&args.output);
+    println!(
+        "wrote {} ({} weights, {}-d output, {:.1} MB on disk)",
+        args.output.display(),
+        args.dtype,
+        encoder.dim(),
+        bytes as f64 / 1e6
+    );
+    Ok(())
+}
+
+fn walk_size(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            let path = e.path();
+            if path.is_dir() {
+                walk_size(&path)
+            } else {
+                e.metadata().map_or(0, |m| m.len())
+            }
+        })
+        .sum()
 }
 
 fn check_leakage(args: CheckLeakageArgs) -> Result<()> {
@@ -644,6 +701,20 @@ fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
             .map_or("none".to_string(), |t| t.to_string()),
         start.elapsed().as_secs_f64()
     );
+    if let Some(path) = &args.gold {
+        let gold = lase::mine::bitext::read_gold_pairs(path)?;
+        let g = lase::mine::bitext::score_against_gold(&pairs, &gold);
+        println!(
+            "against {} gold pairs ({}): precision {:.1}% ({} of {} mined pairs), recall {:.1}%, F1 {:.1}%",
+            g.gold,
+            path.display(),
+            100.0 * g.precision,
+            g.correct,
+            g.mined,
+            100.0 * g.recall,
+            100.0 * g.f1
+        );
+    }
     Ok(())
 }
 

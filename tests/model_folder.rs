@@ -50,6 +50,38 @@ fn save_load_round_trip_keeps_vectors_and_layout() {
 }
 
 #[test]
+fn half_precision_storage_halves_the_weights_and_keeps_the_vectors() {
+    use lase::model::checkpoint::StorageDtype;
+    let model = tiny_encoder(tiny_config(), dense_head(16, 12, PoolingMode::Mean), 12);
+    let before = model.encode(SENTENCES, 3).unwrap();
+    let (full, half) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    model.save(full.path()).unwrap();
+    model.save_as(half.path(), StorageDtype::F16).unwrap();
+    let size = |d: &std::path::Path| {
+        std::fs::metadata(d.join("model.safetensors"))
+            .unwrap()
+            .len()
+    };
+    let (f32_bytes, f16_bytes) = (size(full.path()), size(half.path()));
+    assert!(
+        f16_bytes * 2 < f32_bytes + 4096 && f16_bytes * 2 > f32_bytes - 4096,
+        "f32 {f32_bytes} bytes, f16 {f16_bytes} bytes"
+    );
+    let stored = read_safetensors(&half.path().join("2_Dense/model.safetensors")).unwrap();
+    assert_eq!(stored["linear.weight"].kind(), tch::Kind::Half);
+    let reloaded = SentenceEncoder::load(half.path(), Device::Cpu).unwrap();
+    let after = reloaded.encode(SENTENCES, 3).unwrap();
+    let cos = (&before * &after).sum_dim_intlist(-1, false, tch::Kind::Float)
+        / (before.norm_scalaropt_dim(2, [-1], false) * after.norm_scalaropt_dim(2, [-1], false));
+    let worst = cos.min().double_value(&[]);
+    assert!(worst > 0.9999, "cosine to the f32 vectors {worst}");
+    assert!(
+        !before.equal(&after),
+        "f16 rounding should change something"
+    );
+}
+
+#[test]
 fn loads_checkpoints_with_a_task_model_prefix() {
     let model = tiny_encoder(tiny_config(), mean_head(16, true), 12);
     let before = model.encode(SENTENCES, 4).unwrap();

@@ -213,3 +213,67 @@ pub fn write_pairs_tsv(path: &Path, pairs: &[MinedBitext], with_lines: bool) -> 
     }
     f.commit()
 }
+
+/// Mined pairs scored against known translation pairs.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct GoldScores {
+    pub mined: usize,
+    pub gold: usize,
+    /// Mined pairs that are gold pairs.
+    pub correct: usize,
+    pub precision: f64,
+    pub recall: f64,
+    pub f1: f64,
+}
+
+/// Reads gold pairs, `src<TAB>tgt` per line (plain or .gz); a line without exactly one
+/// tab is an error naming the file and line.
+pub fn read_gold_pairs(path: &Path) -> Result<std::collections::HashSet<(String, String)>> {
+    let mut gold = std::collections::HashSet::new();
+    for (i, line) in read_lines(path)?.into_iter().enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let mut fields = line.split('\t');
+        match (fields.next(), fields.next(), fields.next()) {
+            (Some(s), Some(t), None) => {
+                gold.insert((s.trim().to_owned(), t.trim().to_owned()));
+            }
+            _ => {
+                return Err(LaseError::bad_line(
+                    path,
+                    i + 1,
+                    "expected source<TAB>target",
+                ));
+            }
+        }
+    }
+    Ok(gold)
+}
+
+/// Precision (correct / mined), recall (correct / gold) and F1 of `pairs` against `gold`
+/// (compared as trimmed texts).
+pub fn score_against_gold(
+    pairs: &[MinedBitext],
+    gold: &std::collections::HashSet<(String, String)>,
+) -> GoldScores {
+    let correct = pairs
+        .iter()
+        .filter(|p| gold.contains(&(p.src.trim().to_owned(), p.tgt.trim().to_owned())))
+        .count();
+    let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    let (precision, recall) = (ratio(correct, pairs.len()), ratio(correct, gold.len()));
+    let f1 = if precision + recall > 0.0 {
+        2.0 * precision * recall / (precision + recall)
+    } else {
+        0.0
+    };
+    GoldScores {
+        mined: pairs.len(),
+        gold: gold.len(),
+        correct,
+        precision,
+        recall,
+        f1,
+    }
+}

@@ -100,14 +100,24 @@ pub fn assign(
         .collect())
 }
 
-struct Float32Tensor {
+/// The dtype weights are stored in on disk (lase computes in float32 either way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StorageDtype {
+    #[default]
+    F32,
+    /// IEEE half precision: half the size on disk; loading converts back to float32.
+    F16,
+}
+
+struct StoredTensor {
+    dtype: Dtype,
     shape: Vec<usize>,
     bytes: Vec<u8>,
 }
 
-impl View for &Float32Tensor {
+impl View for &StoredTensor {
     fn dtype(&self) -> Dtype {
-        Dtype::F32
+        self.dtype
     }
     fn shape(&self) -> &[usize] {
         &self.shape
@@ -122,7 +132,16 @@ impl View for &Float32Tensor {
 
 /// Writes named tensors as float32 safetensors, atomically.
 pub fn write_safetensors(path: &Path, tensors: &[(String, Tensor)]) -> Result<()> {
-    let converted: Vec<(String, Float32Tensor)> = tensors
+    write_safetensors_as(path, tensors, StorageDtype::F32)
+}
+
+/// Writes named tensors as safetensors of `dtype`, atomically.
+pub fn write_safetensors_as(
+    path: &Path,
+    tensors: &[(String, Tensor)],
+    dtype: StorageDtype,
+) -> Result<()> {
+    let converted: Vec<(String, StoredTensor)> = tensors
         .iter()
         .map(|(name, t)| {
             let t = t
@@ -133,9 +152,28 @@ pub fn write_safetensors(path: &Path, tensors: &[(String, Tensor)]) -> Result<()
             let numel = t.numel();
             let mut values = vec![0f32; numel];
             t.copy_data(&mut values, numel);
-            let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let (dtype, bytes) = match dtype {
+                StorageDtype::F32 => (
+                    Dtype::F32,
+                    values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                ),
+                StorageDtype::F16 => (
+                    Dtype::F16,
+                    values
+                        .iter()
+                        .flat_map(|v| half::f16::from_f32(*v).to_le_bytes())
+                        .collect(),
+                ),
+            };
             let shape = t.size().iter().map(|&d| d as usize).collect();
-            (name.clone(), Float32Tensor { shape, bytes })
+            (
+                name.clone(),
+                StoredTensor {
+                    dtype,
+                    shape,
+                    bytes,
+                },
+            )
         })
         .collect();
     let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use tch::{Device, Tensor, nn};
 
-use super::checkpoint::{assign, read_safetensors, write_safetensors};
+use super::checkpoint::{StorageDtype, assign, read_safetensors, write_safetensors_as};
 use super::config::EncoderConfig;
 use super::dense::{Dense, DenseConfig};
 use super::pooling::{PoolingConfig, pool};
@@ -378,6 +378,11 @@ impl SentenceEncoder {
 
     /// Writes the model in the sentence-transformers layout, each file atomically.
     pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
+        self.save_as(dir, StorageDtype::F32)
+    }
+
+    /// As [`save`](Self::save), with the weights stored as `dtype` (f16 halves the size).
+    pub fn save_as(&self, dir: impl AsRef<Path>, dtype: StorageDtype) -> Result<()> {
         let dir = dir.as_ref();
         std::fs::create_dir_all(dir).map_err(|e| LaseError::io(dir, e))?;
         write_json(&dir.join("config.json"), &self.config)?;
@@ -388,7 +393,7 @@ impl SentenceEncoder {
             .map(|(n, t)| (n.clone(), t.shallow_clone()))
             .collect();
         transformer.sort_by(|a, b| a.0.cmp(&b.0));
-        write_safetensors(&dir.join("model.safetensors"), &transformer)?;
+        write_safetensors_as(&dir.join("model.safetensors"), &transformer, dtype)?;
         write_atomic(dir.join("tokenizer.json"), self.tokenizer_json.as_bytes())?;
         for (name, bytes) in &self.side_files {
             write_atomic(dir.join(name), bytes)?;
@@ -440,7 +445,7 @@ impl SentenceEncoder {
                 })
                 .collect();
             tensors.sort_by(|a, b| a.0.cmp(&b.0));
-            write_safetensors(&dense_dir.join("model.safetensors"), &tensors)?;
+            write_safetensors_as(&dense_dir.join("model.safetensors"), &tensors, dtype)?;
         }
         if self.head.normalize {
             let norm_dir = add(NORMALIZE_TYPE, "Normalize");
