@@ -304,3 +304,44 @@ fn quantized_search_with_a_full_shortlist_equals_exact_search() {
         eprintln!("{q:?}: recall@4 with a 40-row shortlist {direct:.3}");
     }
 }
+
+#[test]
+fn mined_pairs_are_scored_against_gold_and_the_best_cut_keeps_what_it_says() {
+    use lase::mine::bitext::{MinedBitext, read_gold_pairs, score_against_gold};
+    let dir = tempfile::tempdir().unwrap();
+    let gold_path = dir.path().join("gold.tsv");
+    std::fs::write(&gold_path, "a\tA\nb\tB\nc\tC\nd\tD\n").unwrap();
+    let gold = read_gold_pairs(&gold_path).unwrap();
+    let pair = |score: f32, s: &str, t: &str| MinedBitext {
+        score,
+        src_line: 0,
+        tgt_line: 0,
+        src: s.into(),
+        tgt: t.into(),
+    };
+    // Best first: right, right, wrong, right, wrong.
+    let pairs = vec![
+        pair(1.30, "a", "A"),
+        pair(1.20, "b", "B"),
+        pair(1.10, "x", "Y"),
+        pair(1.05, "c", "C"),
+        pair(1.00, "z", "B"),
+    ];
+    let g = score_against_gold(&pairs, &gold);
+    assert_eq!((g.mined, g.gold, g.correct), (5, 4, 3));
+    assert!((g.precision - 0.6).abs() < 1e-12 && (g.recall - 0.75).abs() < 1e-12);
+    // Cuts: top-2 P 1 R .5 F1 .667; top-4 P .75 R .75 F1 .75 (best); all F1 .667.
+    assert!((g.best_f1 - 0.75).abs() < 1e-12, "{g:?}");
+    assert!(g.best_threshold < 1.05 && g.best_threshold > 1.00, "{g:?}");
+    let kept: Vec<_> = pairs
+        .iter()
+        .filter(|p| p.score > g.best_threshold)
+        .cloned()
+        .collect();
+    assert_eq!(kept.len(), 4);
+    assert!((score_against_gold(&kept, &gold).f1 - g.best_f1).abs() < 1e-12);
+
+    std::fs::write(&gold_path, "a\tA\nno tab here\n").unwrap();
+    let e = read_gold_pairs(&gold_path).unwrap_err().to_string();
+    assert!(e.contains("gold.tsv:2:"), "{e}");
+}

@@ -224,6 +224,13 @@ pub struct GoldScores {
     pub precision: f64,
     pub recall: f64,
     pub f1: f64,
+    /// The `--threshold` (pairs scoring above it are kept) with the best F1 on these gold
+    /// pairs, and its precision, recall and F1: an oracle for this data, to calibrate a
+    /// model on a held-out split, not a result.
+    pub best_threshold: f32,
+    pub best_precision: f64,
+    pub best_recall: f64,
+    pub best_f1: f64,
 }
 
 /// Reads gold pairs, `src<TAB>tgt` per line (plain or .gz); a line without exactly one
@@ -257,23 +264,50 @@ pub fn score_against_gold(
     pairs: &[MinedBitext],
     gold: &std::collections::HashSet<(String, String)>,
 ) -> GoldScores {
-    let correct = pairs
+    let is_gold: Vec<(f32, bool)> = pairs
         .iter()
-        .filter(|p| gold.contains(&(p.src.trim().to_owned(), p.tgt.trim().to_owned())))
-        .count();
+        .map(|p| {
+            let key = (p.src.trim().to_owned(), p.tgt.trim().to_owned());
+            (p.score, gold.contains(&key))
+        })
+        .collect();
     let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-    let (precision, recall) = (ratio(correct, pairs.len()), ratio(correct, gold.len()));
-    let f1 = if precision + recall > 0.0 {
-        2.0 * precision * recall / (precision + recall)
-    } else {
-        0.0
+    let f1_of = |p: f64, r: f64| {
+        if p + r > 0.0 {
+            2.0 * p * r / (p + r)
+        } else {
+            0.0
+        }
     };
+    let correct = is_gold.iter().filter(|g| g.1).count();
+    let (precision, recall) = (ratio(correct, pairs.len()), ratio(correct, gold.len()));
+    // Best cut: between two distinct scores, keeping everything above it.
+    let mut sorted = is_gold.clone();
+    sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut best = (f32::INFINITY, 0.0, 0.0, 0.0);
+    let mut tp = 0;
+    for (i, &(score, ok)) in sorted.iter().enumerate() {
+        tp += ok as usize;
+        let next = sorted.get(i + 1).map(|n| n.0);
+        if next == Some(score) {
+            continue;
+        }
+        let (p, r) = (ratio(tp, i + 1), ratio(tp, gold.len()));
+        if f1_of(p, r) > best.3 {
+            let cut = next.map_or(score - score.abs() * 1e-6 - 1e-6, |n| (score + n) / 2.0);
+            best = (cut, p, r, f1_of(p, r));
+        }
+    }
     GoldScores {
         mined: pairs.len(),
         gold: gold.len(),
         correct,
         precision,
         recall,
-        f1,
+        f1: f1_of(precision, recall),
+        best_threshold: best.0,
+        best_precision: best.1,
+        best_recall: best.2,
+        best_f1: best.3,
     }
 }
