@@ -51,12 +51,37 @@ enum Command {
     Tokenizer(TokenizerCommand),
     /// Copy a model folder, storing the weights as f16 (half the size) or f32.
     Export(ExportArgs),
+    /// Reduce a model's output dimension with a PCA projection fitted on sample
+    /// sentences, appended as a dense layer (the encoder is unchanged).
+    ReduceDim(ReduceDimArgs),
     /// Check that a recipe's training data shares no sentence with the test sets
     /// `lase eval` uses; exits with an error listing the first leaks.
     CheckLeakage(CheckLeakageArgs),
     /// Serve a model over HTTP: /embed (TEI), /v1/embeddings (OpenAI), /similarity,
     /// /mine, /health, /info, /metrics.
     Serve(ServeArgs),
+}
+
+#[derive(Args)]
+struct ReduceDimArgs {
+    /// Model folder to read.
+    #[arg(long)]
+    model: PathBuf,
+    /// Output dimension.
+    #[arg(long)]
+    to: usize,
+    /// Sentences to fit the projection on, one per line (plain or .gz).
+    #[arg(long)]
+    sample: PathBuf,
+    /// Use at most this many sentences of --sample (its first lines).
+    #[arg(long, default_value_t = 20000)]
+    max_sentences: usize,
+    /// Folder to write.
+    #[arg(long)]
+    output: PathBuf,
+    /// Stored weight dtype: f16 or f32.
+    #[arg(long, default_value = "f32")]
+    dtype: String,
 }
 
 #[derive(Args)]
@@ -302,6 +327,7 @@ fn main() -> Result<()> {
         Command::Serve(args) => serve(args, device),
         Command::CheckLeakage(args) => check_leakage(args),
         Command::Export(args) => export(args),
+        Command::ReduceDim(args) => reduce_dim(args, device),
     }
 }
 
@@ -350,13 +376,39 @@ fn train(args: TrainArgs, device: tch::Device) -> Result<()> {
     Ok(())
 }
 
-fn export(args: ExportArgs) -> Result<()> {
+fn storage_dtype(name: &str) -> Result<lase::model::checkpoint::StorageDtype> {
     use lase::model::checkpoint::StorageDtype;
-    let dtype = match args.dtype.as_str() {
+    Ok(match name {
         "f16" => StorageDtype::F16,
         "f32" => StorageDtype::F32,
         other => anyhow::bail!("--dtype {other}: expected f16 or f32"),
-    };
+    })
+}
+
+fn reduce_dim(args: ReduceDimArgs, device: tch::Device) -> Result<()> {
+    let dtype = storage_dtype(&args.dtype)?;
+    let mut encoder = SentenceEncoder::load(&args.model, device)
+        .with_context(|| format!("loading model {}", args.model.display()))?;
+    let mut sentences = lase::io::text::read_lines(&args.sample)?;
+    sentences.retain(|s| !s.trim().is_empty());
+    sentences.truncate(args.max_sentences);
+    let from = encoder.dim();
+    let options = lase::inference::EncodeOptions::for_device(device);
+    let (reduced, kept) =
+        lase::model::reduce_dim::reduce_dimension(&mut encoder, &sentences, args.to, &options)?;
+    reduced.save_as(&args.output, dtype)?;
+    println!(
+        "wrote {}: {from} -> {} dimensions, PCA fitted on {} sentences keeps {:.1}% of the variance",
+        args.output.display(),
+        reduced.dim(),
+        sentences.len(),
+        100.0 * kept
+    );
+    Ok(())
+}
+
+fn export(args: ExportArgs) -> Result<()> {
+    let dtype = storage_dtype(&args.dtype)?;
     let encoder = SentenceEncoder::load(&args.model, tch::Device::Cpu)
         .with_context(|| format!("loading model {}", args.model.display()))?;
     encoder.save_as(&args.output, dtype)?;

@@ -207,3 +207,45 @@ fn xlmr_positions_skip_padding() {
         .double_value(&[]);
     assert!(diff < 1e-5, "diff {diff}");
 }
+
+#[test]
+fn pca_finds_the_principal_axes_and_reduce_dim_appends_them_as_a_dense_layer() {
+    use lase::model::reduce_dim::{pca_projection, reduce_dimension};
+    use tch::{Kind, Tensor};
+    // Data spread 5:2:0.1 along e2, e0, e1 (plus an offset): the 2 components are ±e2, ±e0.
+    tch::manual_seed(5);
+    let z = Tensor::randn([2000, 3], (Kind::Double, Device::Cpu));
+    let scale = Tensor::from_slice(&[2.0f64, 0.1, 5.0]);
+    let data = (z * scale + Tensor::from_slice(&[1.0f64, -3.0, 2.0])).to_kind(Kind::Float);
+    let (w, b, kept) = pca_projection(&data, 2).unwrap();
+    assert_eq!(w.size(), vec![2, 3]);
+    let w: Vec<f32> = Vec::try_from(w.flatten(0, 1).abs()).unwrap();
+    assert!(w[2] > 0.999 && w[3] > 0.999, "{w:?}");
+    assert!((kept - 29.0 / 29.01).abs() < 0.002, "variance kept {kept}");
+    // The projected data is centred: b = -W mean.
+    let projected = data.matmul(&pca_projection(&data, 2).unwrap().0.transpose(0, 1)) + &b;
+    let mean = projected
+        .mean_dim(0, false, Kind::Float)
+        .abs()
+        .max()
+        .double_value(&[]);
+    assert!(mean < 1e-3, "projected mean {mean}");
+    assert!(pca_projection(&data, 4).is_err());
+
+    let mut model = tiny_encoder(tiny_config(), mean_head(16, true), 13);
+    let options = lase::inference::EncodeOptions::for_device(Device::Cpu);
+    let (reduced, _) = reduce_dimension(&mut model, SENTENCES, 3, &options).unwrap();
+    assert_eq!(reduced.dim(), 3);
+    assert!(model.normalizes(), "the source model keeps its settings");
+    let dir = tempfile::tempdir().unwrap();
+    reduced.save(dir.path()).unwrap();
+    let reloaded = SentenceEncoder::load(dir.path(), Device::Cpu).unwrap();
+    let v = reloaded.encode(SENTENCES, 4).unwrap();
+    assert_eq!(v.size(), vec![SENTENCES.len() as i64, 3]);
+    let norms = v.norm_scalaropt_dim(2, [-1], false);
+    assert!(
+        (norms - 1.0).abs().max().double_value(&[]) < 1e-5,
+        "still normalised"
+    );
+    assert!(v.equal(&reduced.encode(SENTENCES, 4).unwrap()));
+}

@@ -9,6 +9,7 @@ pub mod embeddings;
 pub mod layer;
 pub mod layers;
 pub mod pooling;
+pub mod reduce_dim;
 pub mod sentence_encoder;
 pub mod transformer;
 

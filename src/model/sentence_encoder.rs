@@ -376,6 +376,54 @@ impl SentenceEncoder {
         Ok(())
     }
 
+    /// A copy of this encoder with one more dense layer, `weight` [k, dim] and `bias` [k]
+    /// (identity activation), after the existing head and before normalisation: the
+    /// output becomes k-dimensional.
+    pub fn with_linear_projection(&self, weight: &Tensor, bias: &Tensor) -> Result<Self> {
+        let size = weight.size();
+        if size.len() != 2 || size[1] as usize != self.dim() || bias.size() != [size[0]] {
+            return Err(LaseError::InvalidArgument(format!(
+                "projection of shape {size:?} (bias {:?}) does not fit a {}-d encoder",
+                bias.size(),
+                self.dim()
+            )));
+        }
+        let mut head = self.head.clone();
+        head.dense.push(DenseConfig {
+            in_features: size[1] as usize,
+            out_features: size[0] as usize,
+            bias: true,
+            activation_function: super::dense::IDENTITY.into(),
+        });
+        let index = head.dense.len() - 1;
+        let out = Self::build(
+            self.config.clone(),
+            self.tokenizer.clone(),
+            self.tokenizer_json.clone(),
+            self.side_files.clone(),
+            self.do_lower_case,
+            head,
+            self.device(),
+        )?;
+        let mut targets = out.vs.variables();
+        tch::no_grad(|| {
+            for (name, value) in self.vs.variables() {
+                if let Some(t) = targets.get_mut(&name) {
+                    t.copy_(&value);
+                }
+            }
+            let prefix = dense_var_prefix(index);
+            for (suffix, value) in [("linear.weight", weight), ("linear.bias", bias)] {
+                let name = format!("{prefix}.{suffix}");
+                let t = targets
+                    .get_mut(&name)
+                    .expect("the new dense layer's parameters");
+                t.copy_(&value.to_device(t.device()).to_kind(t.kind()));
+            }
+        });
+        Ok(out)
+    }
+
     /// Writes the model in the sentence-transformers layout, each file atomically.
     pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
         self.save_as(dir, StorageDtype::F32)

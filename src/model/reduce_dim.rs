@@ -1,0 +1,64 @@
+//! Dimension reduction of a trained encoder's output (`lase reduce-dim --to K`): a
+//! principal-component projection fitted on sample sentences and appended to the head as
+//! a dense layer, so the reduced model is a normal model folder. The encoder itself stays
+//! frozen; lealla.txt 3.2 trains such a layer with the distillation losses instead, which
+//! `lase distill` can do from this starting point (`init_from`).
+//!
+//! ```text
+//! μ = mean(E),  C = (E - μ)ᵀ(E - μ) / (n - 1),  C = V Λ Vᵀ (eigenvalues descending)
+//! W = V[:, :K]ᵀ,  b = -W μ,  reduced(e) = W e + b
+//! ```
+
+use tch::{Kind, Tensor};
+
+use super::SentenceEncoder;
+use crate::error::{LaseError, Result};
+use crate::inference::EncodeOptions;
+
+/// The K-component PCA projection of `embeddings` [n, d]: (W [K, d], b [K]) and the
+/// share of the variance the K components keep.
+pub fn pca_projection(embeddings: &Tensor, k: usize) -> Result<(Tensor, Tensor, f64)> {
+    let size = embeddings.size();
+    let (n, d) = (size[0], size[1]);
+    if k == 0 || k as i64 > d {
+        return Err(LaseError::InvalidArgument(format!(
+            "cannot reduce {d} dimensions to {k}"
+        )));
+    }
+    if n < 2 {
+        return Err(LaseError::InvalidArgument(format!(
+            "PCA needs at least 2 sample sentences, got {n}"
+        )));
+    }
+    let e = embeddings.to_kind(Kind::Double);
+    let mean = e.mean_dim(0, false, Kind::Double);
+    let centred = &e - &mean;
+    let cov = centred.transpose(0, 1).matmul(&centred) / (n - 1) as f64;
+    // eigh returns ascending eigenvalues: take the last K columns, largest first.
+    let (values, vectors) = cov.linalg_eigh("L");
+    let top = vectors.narrow(1, d - k as i64, k as i64).flip([1]);
+    let weight = top.transpose(0, 1).contiguous();
+    let bias = -weight.matmul(&mean);
+    let kept = values
+        .narrow(0, d - k as i64, k as i64)
+        .sum(Kind::Double)
+        .double_value(&[])
+        / values.sum(Kind::Double).double_value(&[]);
+    Ok((weight.to_kind(Kind::Float), bias.to_kind(Kind::Float), kept))
+}
+
+/// `encoder` with a K-dimensional PCA projection fitted on `sentences`; returns the new
+/// encoder and the variance share kept.
+pub fn reduce_dimension<S: AsRef<str>>(
+    encoder: &mut SentenceEncoder,
+    sentences: &[S],
+    k: usize,
+    options: &EncodeOptions,
+) -> Result<(SentenceEncoder, f64)> {
+    let normalize = encoder.normalizes();
+    encoder.set_normalize(false);
+    let embedded = encoder.encode_with(sentences, options);
+    encoder.set_normalize(normalize);
+    let (weight, bias, kept) = pca_projection(&embedded?.to_device(tch::Device::Cpu), k)?;
+    Ok((encoder.with_linear_projection(&weight, &bias)?, kept))
+}
