@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine: set up (libtorch, teacher), build lase, then embed a
-# sample of ../shared/data (FLORES-200 devtest, English) with the English teacher
-# all-MiniLM-L6-v2 and print what was written.
+# The main job on a fresh machine: set up (libtorch, the English teacher), build lase, then
+# mine parallel sentences from the bundled demo (data/demo: 400 English-French TICO-19
+# pairs hidden among 400 + 400 sentences without a translation) with lase's default model
+# models/lase-small, and print precision and recall against the known pairs.
+#
+# The margin threshold is model-specific (LASER's 1.06 fits LASER's score scale), so it
+# is chosen first on the demo's disjoint calibration split, then applied to the demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo build --release --quiet
-SAMPLE=${LASE_SAMPLE:-../shared/data/flores200-devtest/devtest/eng_Latn.devtest}
+MODEL=${LASE_MODEL:-models/lase-small}
+DEMO=data/demo/tico19-en-fr
 mkdir -p out
-target/release/lase embed --model models/all-MiniLM-L6-v2 --input "$SAMPLE" \
-  --output out/flores-eng.all-MiniLM-L6-v2.npy --batch-size 64
-python3 - <<'PY'
-import struct, ast
-path = "out/flores-eng.all-MiniLM-L6-v2.npy"
-with open(path, "rb") as f:
-    assert f.read(6) == b"\x93NUMPY"
-    f.read(2)
-    header = ast.literal_eval(f.read(struct.unpack("<H", f.read(2))[0]).decode())
-    first = struct.unpack("<8f", f.read(32))
-print(f"{path}: shape {header['shape']}, dtype {header['descr']}; row 0 starts", [round(v, 4) for v in first])
-PY
+lase=target/release/lase
+
+echo "== calibrating the ratio-margin threshold of $MODEL on $DEMO.calibration.*"
+calibration=$($lase mine --quiet --model "$MODEL" --src "$DEMO.calibration.en" --tgt "$DEMO.calibration.fr" \
+  --output out/demo-calibration.tsv --gold "$DEMO.calibration.gold.tsv")
+echo "$calibration"
+threshold=$(echo "$calibration" | sed -n 's/.*--threshold \([0-9.]*\).*/\1/p')
+
+echo "== mining $DEMO.en x $DEMO.fr with threshold $threshold"
+$lase mine --quiet --model "$MODEL" --src "$DEMO.en" --tgt "$DEMO.fr" --output out/demo-pairs.tsv \
+  --threshold "$threshold" --gold "$DEMO.gold.tsv" | grep -v "best F1"
+echo "== the three best-scored pairs (score, English, French) of out/demo-pairs.tsv"
+head -3 out/demo-pairs.tsv | cut -c1-200
