@@ -307,6 +307,16 @@ fn main() -> Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        // Like other Unix tools, stop quietly when stdout is a closed pipe (`lase ... |
+        // head`) instead of panicking in println!. Not for the server, whose sockets
+        // must not kill it when a client goes away.
+        // SAFETY: restoring the default disposition of one signal before any thread
+        // starts (libtorch's pool starts with the first tensor operation, below).
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     set_threads(cli.runtime.threads);
     let device = resolve_device(cli.runtime.device)?;
     match cli.command {

@@ -199,3 +199,34 @@ fn memory_does_not_grow_with_the_input() {
         "peak RSS grew from {small_kib} KiB to {large_kib} KiB with 10x the input"
     );
 }
+
+/// `lase ... | head` must not panic when the reader goes away: the process ends quietly
+/// (SIGPIPE), as Unix tools do.
+#[test]
+fn a_closed_stdout_pipe_ends_the_command_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    let work = tempfile::tempdir().unwrap();
+    let model = work.path().join("model");
+    tiny_encoder(tiny_config(), mean_head(16, true), 21)
+        .save(&model)
+        .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lase"))
+        .args(["export", "--model"])
+        .arg(&model)
+        .arg("--output")
+        .arg(work.path().join("copy"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader is gone before lase prints
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+        "{:?}: {stderr}",
+        out.status
+    );
+    assert!(work.path().join("copy/model.safetensors").exists());
+}
