@@ -58,7 +58,8 @@ end
 ''')
 PY
 
-$LASE serve --model "$MODEL" --port "$PORT" --max-queued-requests 1024 2> "$WORK/server.log" &
+# SERVE_ARGS: extra `lase serve` flags, e.g. "--forward-batch-tokens 256".
+$LASE serve --model "$MODEL" --port "$PORT" --max-queued-requests 1024 ${SERVE_ARGS:-} 2> "$WORK/server.log" &
 SERVER=$!
 for _ in $(seq 1 100); do
   curl -sf "http://127.0.0.1:$PORT/health" > /dev/null && break

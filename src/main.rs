@@ -128,6 +128,11 @@ struct ServeArgs {
     /// Largest request body in bytes.
     #[arg(long, default_value_t = 2 << 20)]
     max_body_bytes: usize,
+    /// Most padded tokens per forward pass within a coalesced run (default on CPU: 256,
+    /// half of `lase embed`'s, so a run of a few dozen sentences splits into enough
+    /// forward passes to keep every worker busy; on GPU the device's default).
+    #[arg(long)]
+    forward_batch_tokens: Option<usize>,
 }
 
 #[derive(Args)]
@@ -352,7 +357,12 @@ fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
         max_queued_requests: args.max_queued_requests,
         ..Default::default()
     };
-    let options = lase::inference::EncodeOptions::for_device(device);
+    let mut options = lase::inference::EncodeOptions::for_device(device);
+    match (args.forward_batch_tokens, device) {
+        (Some(tokens), _) => options.max_batch_tokens = tokens,
+        (None, tch::Device::Cpu) => options.max_batch_tokens = SERVE_CPU_FORWARD_TOKENS,
+        (None, _) => {}
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -448,6 +458,10 @@ fn walk_size(dir: &std::path::Path) -> u64 {
         })
         .sum()
 }
+
+/// Padded tokens per forward pass in `lase serve` on CPU (docs/benchmarks.md: 0.74x of
+/// offline throughput at 512, 0.89-0.97x at 256, at 64 clients on 2 cores).
+const SERVE_CPU_FORWARD_TOKENS: usize = 256;
 
 fn check_leakage(args: CheckLeakageArgs) -> Result<()> {
     use lase::eval::leakage::{BenchmarkSentences, find_leaks};
