@@ -14,7 +14,7 @@ use lase::train::config::{ContrastiveKind, ModelConfig, ObjectiveConfig, Optimiz
 use lase::train::grad_cache::{PassOptions, forward_backward};
 use lase::train::objective::{BatchContext, Objective};
 use lase::train::optimizer::AdamW;
-use lase::train::trainer::new_encoder;
+use lase::train::trainer::{new_encoder, trainable_parameters};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -71,13 +71,7 @@ fn main() -> anyhow::Result<()> {
         ..ObjectiveConfig::default()
     };
     let objective = Objective::new(&objective_config, encoder.dim(), 1, 0, None, device);
-    let mut params: Vec<(String, tch::Tensor)> = encoder
-        .var_store()
-        .variables()
-        .into_iter()
-        .map(|(n, t)| (format!("encoder.{n}"), t))
-        .collect();
-    params.sort_by(|a, b| a.0.cmp(&b.0));
+    let params = trainable_parameters(&encoder, &objective);
     let optimizer_config = OptimizerConfig {
         lr: batch.lr,
         ..OptimizerConfig::default()

@@ -183,15 +183,10 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         teacher.as_ref().map(|t| t.dim),
         device,
     );
-    let mut params: Vec<(String, tch::Tensor)> = encoder
-        .var_store()
-        .variables()
-        .into_iter()
-        .map(|(n, t)| (format!("encoder.{n}"), t))
-        .collect();
-    params.sort_by(|a, b| a.0.cmp(&b.0));
-    params.extend(objective.named_parameters());
-    let mut optimizer = AdamW::new(params, &config.optimizer);
+    let mut optimizer = AdamW::new(
+        trainable_parameters(&encoder, &objective),
+        &config.optimizer,
+    );
 
     let mut state = TrainState {
         step: 0,
@@ -406,6 +401,23 @@ fn summary(
 }
 
 /// Writes the final model (L2-normalised outputs) into `dir` via a temporary folder.
+/// What the optimizer updates, named as checkpoints store it: the encoder's variables
+/// (`encoder.<name>`, sorted) and then the objective's heads.
+pub fn trainable_parameters(
+    encoder: &SentenceEncoder,
+    objective: &Objective,
+) -> Vec<(String, tch::Tensor)> {
+    let mut params: Vec<(String, tch::Tensor)> = encoder
+        .var_store()
+        .variables()
+        .into_iter()
+        .map(|(n, t)| (format!("encoder.{n}"), t))
+        .collect();
+    params.sort_by(|a, b| a.0.cmp(&b.0));
+    params.extend(objective.named_parameters());
+    params
+}
+
 fn export(encoder: &mut SentenceEncoder, dir: &Path) -> Result<()> {
     let partial = dir.with_extension("partial");
     if partial.exists() {
