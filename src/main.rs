@@ -466,10 +466,8 @@ const SERVE_CPU_FORWARD_TOKENS: usize = 256;
 fn check_leakage(args: CheckLeakageArgs) -> Result<()> {
     use lase::eval::leakage::{BenchmarkSentences, find_leaks};
     let config = lase::train::TrainConfig::from_file(&args.config)?;
-    let mut corpus = lase::data::ParallelCorpus::read(&config.data.sources)?;
-    if let Some(dir) = &config.data.exclude_test_sets {
-        let excluded = BenchmarkSentences::read(dir)?;
-        let dropped = lase::eval::leakage::drop_leaks(&mut corpus, &excluded);
+    let (corpus, dropped) = lase::train::trainer::read_training_pairs(&config.data)?;
+    if let (Some(dir), Some(dropped)) = (&config.data.exclude_test_sets, dropped) {
         println!(
             "the recipe's exclude_test_sets ({}) drops {dropped} pairs",
             dir.display()

@@ -62,28 +62,9 @@ fn shuffle<T>(items: &mut [T], seed: u64) {
 /// Best F1 over thresholds: pairs scoring >= the threshold are kept. `scored` holds each
 /// mined pair's score and whether it is gold. Returns (threshold, precision, recall, F1).
 pub fn best_threshold(scored: &[(f32, bool)], gold: usize) -> (f32, f64, f64, f64) {
-    let mut sorted = scored.to_vec();
-    sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut best = (f32::INFINITY, 0.0, 0.0, 0.0);
-    let mut tp = 0usize;
-    for (i, &(score, ok)) in sorted.iter().enumerate() {
-        tp += ok as usize;
-        // Only cut between different scores.
-        if sorted.get(i + 1).is_some_and(|n| n.0 == score) {
-            continue;
-        }
-        let p = tp as f64 / (i + 1) as f64;
-        let r = tp as f64 / gold.max(1) as f64;
-        let f = if p + r > 0.0 {
-            2.0 * p * r / (p + r)
-        } else {
-            0.0
-        };
-        if f > best.3 {
-            best = (score, p, r, f);
-        }
-    }
-    best
+    crate::mine::bitext::best_f1_cut(scored, gold).map_or((f32::INFINITY, 0.0, 0.0, 0.0), |c| {
+        (c.score, c.precision, c.recall, c.f1)
+    })
 }
 
 /// Precision, recall, F1 keeping pairs scoring >= `threshold`.

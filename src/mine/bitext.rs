@@ -258,6 +258,55 @@ pub fn read_gold_pairs(path: &Path) -> Result<std::collections::HashSet<(String,
     Ok(gold)
 }
 
+/// The cut of a scored pair list with the best F1: everything scoring >= `score` is kept;
+/// `next` is the highest score below the cut (None when the cut keeps every pair).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BestCut {
+    pub score: f32,
+    pub next: Option<f32>,
+    pub precision: f64,
+    pub recall: f64,
+    pub f1: f64,
+}
+
+/// Best F1 over the cuts between distinct scores (a tie is never split). `scored` holds
+/// each mined pair's score and whether it is gold; `gold` counts all gold pairs. None
+/// when no cut has a positive F1.
+pub fn best_f1_cut(scored: &[(f32, bool)], gold: usize) -> Option<BestCut> {
+    let mut sorted = scored.to_vec();
+    sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut best: Option<BestCut> = None;
+    let mut tp = 0usize;
+    for (i, &(score, ok)) in sorted.iter().enumerate() {
+        tp += ok as usize;
+        let next = sorted.get(i + 1).map(|n| n.0);
+        if next == Some(score) {
+            continue;
+        }
+        let precision = tp as f64 / (i + 1) as f64;
+        let recall = tp as f64 / gold.max(1) as f64;
+        let f1 = f1_score(precision, recall);
+        if f1 > best.map_or(0.0, |b| b.f1) {
+            best = Some(BestCut {
+                score,
+                next,
+                precision,
+                recall,
+                f1,
+            });
+        }
+    }
+    best
+}
+
+fn f1_score(precision: f64, recall: f64) -> f64 {
+    if precision + recall > 0.0 {
+        2.0 * precision * recall / (precision + recall)
+    } else {
+        0.0
+    }
+}
+
 /// Precision (correct / mined), recall (correct / gold) and F1 of `pairs` against `gold`
 /// (compared as trimmed texts).
 pub fn score_against_gold(
@@ -272,39 +321,22 @@ pub fn score_against_gold(
         })
         .collect();
     let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-    let f1_of = |p: f64, r: f64| {
-        if p + r > 0.0 {
-            2.0 * p * r / (p + r)
-        } else {
-            0.0
-        }
-    };
     let correct = is_gold.iter().filter(|g| g.1).count();
     let (precision, recall) = (ratio(correct, pairs.len()), ratio(correct, gold.len()));
-    // Best cut: between two distinct scores, keeping everything above it.
-    let mut sorted = is_gold.clone();
-    sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut best = (f32::INFINITY, 0.0, 0.0, 0.0);
-    let mut tp = 0;
-    for (i, &(score, ok)) in sorted.iter().enumerate() {
-        tp += ok as usize;
-        let next = sorted.get(i + 1).map(|n| n.0);
-        if next == Some(score) {
-            continue;
-        }
-        let (p, r) = (ratio(tp, i + 1), ratio(tp, gold.len()));
-        if f1_of(p, r) > best.3 {
-            let cut = next.map_or(score - score.abs() * 1e-6 - 1e-6, |n| (score + n) / 2.0);
-            best = (cut, p, r, f1_of(p, r));
-        }
-    }
+    // `lase mine --threshold t` keeps scores > t: put t between the cut and the next score.
+    let best = best_f1_cut(&is_gold, gold.len()).map_or((f32::INFINITY, 0.0, 0.0, 0.0), |c| {
+        let threshold = c.next.map_or(c.score - c.score.abs() * 1e-6 - 1e-6, |n| {
+            (c.score + n) / 2.0
+        });
+        (threshold, c.precision, c.recall, c.f1)
+    });
     GoldScores {
         mined: pairs.len(),
         gold: gold.len(),
         correct,
         precision,
         recall,
-        f1: f1_of(precision, recall),
+        f1: f1_score(precision, recall),
         best_threshold: best.0,
         best_precision: best.1,
         best_recall: best.2,

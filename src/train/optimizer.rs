@@ -82,11 +82,12 @@ impl AdamW {
                 .iter()
                 .map(|s| s.param.grad())
                 .filter(Tensor::defined)
-                .map(|g| g.norm().to_kind(Kind::Double).to_device(tch::Device::Cpu))
+                .map(|g| g.norm().to_kind(Kind::Double))
                 .collect();
             if norms.is_empty() {
                 return 0.0;
             }
+            // Combined on the parameters' device: one transfer (one sync on CUDA).
             Tensor::stack(&norms, 0)
                 .square()
                 .sum(Kind::Double)

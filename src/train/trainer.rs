@@ -21,7 +21,7 @@ use serde::Serialize;
 use tch::Device;
 
 use super::checkpoint::{self, TrainState};
-use super::config::{ModelConfig, TokenizerConfig, TrainConfig};
+use super::config::{DataConfig, ModelConfig, TokenizerConfig, TrainConfig};
 use super::grad_cache::{PassOptions, forward_backward};
 use super::metrics::{MetricsLog, plot};
 use super::objective::{BatchContext, Objective};
@@ -92,16 +92,7 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         write_atomic(&config_path, config.to_toml().as_bytes())?;
     }
 
-    let mut corpus = ParallelCorpus::read(&config.data.sources)?;
-    if let Some(dir) = &config.data.exclude_test_sets {
-        let benchmarks = crate::eval::leakage::BenchmarkSentences::read(dir)?;
-        let dropped = crate::eval::leakage::drop_leaks(&mut corpus, &benchmarks);
-        tracing::info!(
-            "dropped {dropped} training pairs sharing a sentence with the {} test sentences under {}",
-            benchmarks.len(),
-            dir.display()
-        );
-    }
+    let (corpus, _) = read_training_pairs(&config.data)?;
     let (train_set, dev_set) = split_dev(corpus, &config.data.dev);
     tracing::info!(
         "{} training pairs in {} languages ({} skipped as empty), {} dev pairs",
@@ -400,7 +391,23 @@ fn summary(
     }
 }
 
-/// Writes the final model (L2-normalised outputs) into `dir` via a temporary folder.
+/// A recipe's training pairs: its sources, less the pairs that share a sentence with a
+/// test set under `exclude_test_sets`; also how many were dropped (None: no exclusion).
+pub fn read_training_pairs(data: &DataConfig) -> Result<(ParallelCorpus, Option<usize>)> {
+    let mut corpus = ParallelCorpus::read(&data.sources)?;
+    let Some(dir) = &data.exclude_test_sets else {
+        return Ok((corpus, None));
+    };
+    let benchmarks = crate::eval::leakage::BenchmarkSentences::read(dir)?;
+    let dropped = crate::eval::leakage::drop_leaks(&mut corpus, &benchmarks);
+    tracing::info!(
+        "dropped {dropped} training pairs sharing a sentence with the {} test sentences under {}",
+        benchmarks.len(),
+        dir.display()
+    );
+    Ok((corpus, Some(dropped)))
+}
+
 /// What the optimizer updates, named as checkpoints store it: the encoder's variables
 /// (`encoder.<name>`, sorted) and then the objective's heads.
 pub fn trainable_parameters(
@@ -418,6 +425,7 @@ pub fn trainable_parameters(
     params
 }
 
+/// Writes the final model (L2-normalised outputs) into `dir` via a temporary folder.
 fn export(encoder: &mut SentenceEncoder, dir: &Path) -> Result<()> {
     let partial = dir.with_extension("partial");
     if partial.exists() {
