@@ -447,3 +447,71 @@ fn distillation_from_a_cached_teacher_pulls_the_student_onto_it() {
             .all(|k| !k.contains("up_projection"))
     );
 }
+
+#[test]
+fn a_pretrained_student_gets_a_new_output_layer_of_the_recipes_width() {
+    let _rng = rng_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let init = dir.path().join("pretrained");
+    common::tiny_encoder(common::tiny_config(), common::mean_head(16, false), 3)
+        .save(&init)
+        .unwrap();
+    let mut config = config(
+        dir.path(),
+        None,
+        "contrastive = \"info-nce\"\nxtr = false",
+        30,
+    );
+    config.model.init_from = Some(init.clone());
+    config.model.output_dim = Some(24);
+    config.run.eval_every = 30;
+    let out = dir.path().join("run");
+    let s = train(&config, &out, &TrainOptions::default()).unwrap();
+    assert!(s.last_loss.unwrap() < s.first_loss.unwrap(), "{s:?}");
+    let model = SentenceEncoder::load(out.join("model"), Device::Cpu).unwrap();
+    assert_eq!(model.dim(), 24);
+    let vars = model.var_store().variables();
+    let dense: Vec<_> = vars
+        .iter()
+        .filter(|(n, _)| n.contains("linear.weight"))
+        .collect();
+    assert_eq!(dense.len(), 1, "{:?}", vars.keys().collect::<Vec<_>>());
+    assert_eq!(dense[0].1.size(), [24, 16]);
+    // Without output_dim the pretrained model keeps its width.
+    config.model.output_dim = None;
+    config.schedule.steps = 2;
+    let out = dir.path().join("same-width");
+    train(&config, &out, &TrainOptions::default()).unwrap();
+    assert_eq!(
+        SentenceEncoder::load(out.join("model"), Device::Cpu)
+            .unwrap()
+            .dim(),
+        16
+    );
+}
+
+/// Every recipe shipped in configs/ parses and validates (a typo in a field name is an
+/// error, not a silently ignored line).
+#[test]
+fn every_shipped_recipe_parses() {
+    fn recipes(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                recipes(&path, found);
+            } else if path.extension().is_some_and(|e| e == "toml") {
+                found.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    recipes(&common::repo_path("configs"), &mut found);
+    assert!(found.len() >= 10, "{found:?}");
+    for path in found {
+        let config = lase::train::TrainConfig::from_file(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        config
+            .validate()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}

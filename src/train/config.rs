@@ -50,7 +50,8 @@ pub struct ModelConfig {
     /// Dense head d -> k after pooling (dimension reduction); none = no head.
     pub output_dim: Option<usize>,
     /// Start from this lase/HF model folder instead of random weights (its tokenizer
-    /// is used and the shape fields above are ignored).
+    /// is used and the shape fields above are ignored, except `output_dim`: a width
+    /// other than the model's appends a new, randomly initialised dense layer).
     pub init_from: Option<PathBuf>,
 }
 

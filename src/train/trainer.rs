@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use tch::Device;
+use tch::{Device, Kind, Tensor};
 
 use super::checkpoint::{self, TrainState};
 use super::config::{DataConfig, ModelConfig, TokenizerConfig, TrainConfig};
@@ -450,7 +450,11 @@ fn initial_encoder(
     device: Device,
 ) -> Result<SentenceEncoder> {
     if let Some(dir) = &config.model.init_from {
-        return SentenceEncoder::load(dir, device);
+        let encoder = SentenceEncoder::load(dir, device)?;
+        return match config.model.output_dim {
+            Some(k) if k != encoder.dim() => with_new_output_layer(&encoder, k),
+            _ => Ok(encoder),
+        };
     }
     let tokenizer_path = out.join("tokenizer.json");
     let tokenizer_json = if let Some(path) = &config.tokenizer.path {
@@ -463,6 +467,17 @@ fn initial_encoder(
         json
     };
     new_encoder(&config.model, tokenizer_json, device)
+}
+
+/// `encoder` with a new dense layer d -> k (PyTorch's nn.Linear initialisation: weight
+/// uniform in ±1/√d, bias 0), e.g. the 384-d output MSE distillation from a 384-d
+/// teacher needs on top of a 256-d pretrained student.
+fn with_new_output_layer(encoder: &SentenceEncoder, k: usize) -> Result<SentenceEncoder> {
+    let d = encoder.dim() as i64;
+    let bound = 1.0 / (d as f64).sqrt();
+    let weight = (Tensor::rand([k as i64, d], (Kind::Float, Device::Cpu)) * 2.0 - 1.0) * bound;
+    let bias = Tensor::zeros([k as i64], (Kind::Float, Device::Cpu));
+    encoder.with_linear_projection(&weight, &bias)
 }
 
 /// Trains the recipe's Unigram tokenizer on a language-balanced sample of `corpus`;
