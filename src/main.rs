@@ -259,6 +259,19 @@ struct MineArgs {
     /// Shortlist size as a multiple of k (with --quantize).
     #[arg(long, default_value_t = 10)]
     rescore: usize,
+    /// Approximate search through an HNSW graph per side (usearch) instead of exact
+    /// search; prints recall@k against exact search on sampled queries.
+    #[arg(long)]
+    ann: bool,
+    /// HNSW edges per node (with --ann).
+    #[arg(long, default_value_t = lase::mine::ann::HnswOptions::default().connectivity)]
+    ann_connectivity: usize,
+    /// HNSW candidate list while building (ef_construction, with --ann).
+    #[arg(long, default_value_t = lase::mine::ann::HnswOptions::default().expansion_add)]
+    ann_ef_construction: usize,
+    /// HNSW candidate list while searching (ef, with --ann): higher is slower and more exact.
+    #[arg(long, default_value_t = lase::mine::ann::HnswOptions::default().expansion_search)]
+    ann_ef_search: usize,
     /// Most sentences per forward pass when embedding.
     #[arg(long, default_value_t = 32)]
     batch_size: usize,
@@ -742,6 +755,11 @@ fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
     let start = std::time::Instant::now();
     options.quantization = args.quantize;
     options.rescore = args.rescore.max(1);
+    options.ann = args.ann.then(|| lase::mine::ann::HnswOptions {
+        connectivity: args.ann_connectivity.max(2),
+        expansion_add: args.ann_ef_construction.max(1),
+        expansion_search: args.ann_ef_search.max(1),
+    });
     let (pairs, approximation) = mine_files(
         &args.src,
         &args.tgt,
@@ -752,15 +770,29 @@ fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
     )?;
     write_pairs_tsv(&args.output, &pairs, args.indices)?;
     if let Some(a) = approximation {
+        let (search, structure) = match &options.ann {
+            Some(h) => (
+                format!(
+                    "HNSW (M {}, ef_construction {}, ef {})",
+                    h.connectivity, h.expansion_add, h.expansion_search
+                ),
+                "graphs",
+            ),
+            None => (
+                format!(
+                    "{:?} shortlist of {} x k",
+                    options.quantization, options.rescore
+                ),
+                "codes",
+            ),
+        };
         println!(
-            "{:?} shortlist of {} x k: recall@{} against exact search on {} sampled queries: source->target {:.4}, target->source {:.4}; codes {:.1} MiB",
-            options.quantization,
-            options.rescore,
+            "{search}: recall@{} against exact search on {} sampled queries: source->target {:.4}, target->source {:.4}; {structure} {:.1} MiB",
             options.knn.k,
             a.sampled,
             a.recall_forward,
             a.recall_backward,
-            a.code_bytes as f64 / 1048576.0
+            a.index_bytes as f64 / 1048576.0
         );
     }
     println!(

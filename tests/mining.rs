@@ -345,3 +345,132 @@ fn mined_pairs_are_scored_against_gold_and_the_best_cut_keeps_what_it_says() {
     let e = read_gold_pairs(&gold_path).unwrap_err().to_string();
     assert!(e.contains("gold.tsv:2:"), "{e}");
 }
+
+#[test]
+fn hnsw_search_finds_the_exact_neighbours_and_reports_its_recall() {
+    use lase::mine::ann::HnswOptions;
+    use lase::mine::quantized::Quantization;
+    let (x, y) = (load("x.npy"), load("y.npy"));
+    let (xv, yv) = (x.values(), y.values());
+    let xm = MatrixView::new(&xv, x.rows, x.cols).unwrap();
+    let ym = MatrixView::new(&yv, y.rows, y.cols).unwrap();
+    let exact = mine(&xm, &ym, &MineOptions::default()).unwrap();
+    // A candidate list longer than the corpus: nearly exhaustive. (Not quite: the
+    // fixture's duplicate vectors leave a few nodes unreachable in the graph, as HNSW
+    // can.) Scores are exact inner products of the neighbours found.
+    let wide = MineOptions {
+        ann: Some(HnswOptions {
+            expansion_search: 1024,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let r = mine(&xm, &ym, &wide).unwrap();
+    let all: Vec<usize> = (0..x.rows).collect();
+    let direct = lase::mine::quantized::recall_at_k(&r.forward, &exact.forward, &all);
+    assert!(direct > 0.99, "recall {direct}");
+    for i in 0..x.rows {
+        for (j, s) in r.forward.indices_of(i).iter().zip(r.forward.scores_of(i)) {
+            let dot: f32 = xm
+                .row(i)
+                .iter()
+                .zip(ym.row(*j as usize))
+                .map(|(a, b)| a * b)
+                .sum();
+            assert!((dot - s).abs() < 1e-5, "{dot} vs {s}");
+        }
+    }
+    let exact_pairs: std::collections::HashSet<(usize, usize)> =
+        exact.pairs.iter().map(|p| (p.src, p.tgt)).collect();
+    let same = r
+        .pairs
+        .iter()
+        .filter(|p| exact_pairs.contains(&(p.src, p.tgt)))
+        .count();
+    assert!(
+        same as f64 > 0.95 * exact.pairs.len() as f64,
+        "{same} of {}",
+        exact.pairs.len()
+    );
+    let a = r.approximation.unwrap();
+    assert_eq!(a.sampled, x.rows);
+    assert!(
+        (a.recall_forward - direct).abs() < 1e-12,
+        "{a:?} vs {direct}"
+    );
+    assert!(a.index_bytes > 4 * (x.rows + y.rows) * x.cols);
+    // A narrow search: the reported recall is what a direct comparison gives.
+    let narrow = MineOptions {
+        ann: Some(HnswOptions {
+            connectivity: 4,
+            expansion_add: 8,
+            expansion_search: 4,
+        }),
+        ..Default::default()
+    };
+    let r = mine(&xm, &ym, &narrow).unwrap();
+    let a = r.approximation.unwrap();
+    let all: Vec<usize> = (0..x.rows).collect();
+    let direct = lase::mine::quantized::recall_at_k(&r.forward, &exact.forward, &all);
+    assert!(
+        (a.recall_forward - direct).abs() < 1e-12,
+        "{a:?} vs {direct}"
+    );
+    assert!(direct > 0.3, "recall {direct}");
+    // One approximation at a time.
+    let both = MineOptions {
+        quantization: Quantization::Binary,
+        ..wide.clone()
+    };
+    let err = mine(&xm, &ym, &both).err().unwrap().to_string();
+    assert!(err.contains("choose one approximate search"), "{err}");
+    // Bad input is checked before any graph is built.
+    let nan = vec![f32::NAN; x.cols];
+    let bad = MatrixView::new(&nan, 1, x.cols).unwrap();
+    let err = mine(&bad, &ym, &wide).err().unwrap().to_string();
+    assert!(err.contains("non-finite"), "{err}");
+}
+
+#[test]
+fn cli_ann_mines_like_exact_search_and_prints_recall() {
+    let work = tempfile::tempdir().unwrap();
+    let (x, y) = (load("x.npy"), load("y.npy"));
+    write_text(&work.path().join("src.txt"), x.rows, "src");
+    write_text(&work.path().join("tgt.txt"), y.rows, "tgt");
+    let mine_to = |out: &Path, extra: &[&str]| {
+        let r = Command::new(env!("CARGO_BIN_EXE_lase"))
+            .args(["--device", "cpu", "mine", "--quiet", "--threshold", "1.06"])
+            .args(extra)
+            .arg("--src")
+            .arg(work.path().join("src.txt"))
+            .arg("--tgt")
+            .arg(work.path().join("tgt.txt"))
+            .arg("--src-embeddings")
+            .arg(fixture("x.npy"))
+            .arg("--tgt-embeddings")
+            .arg(fixture("y.npy"))
+            .arg("--output")
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        String::from_utf8_lossy(&r.stdout).to_string()
+    };
+    let (exact, approx) = (work.path().join("exact.tsv"), work.path().join("ann.tsv"));
+    mine_to(&exact, &[]);
+    let stdout = mine_to(&approx, &["--ann", "--ann-ef-search", "1024"]);
+    let recall: f64 = stdout
+        .split("source->target ")
+        .nth(1)
+        .and_then(|t| t.split(',').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no recall in {stdout}"));
+    assert!(
+        stdout.contains("HNSW (M 16, ef_construction 128, ef 1024): recall@4") && recall > 0.99,
+        "{stdout}"
+    );
+    let (a, b) = (read_lines(&exact).unwrap(), read_lines(&approx).unwrap());
+    assert!(!a.is_empty());
+    let same = b.iter().filter(|l| a.contains(l)).count();
+    assert!(same as f64 > 0.95 * a.len() as f64, "{same} of {}", a.len());
+}

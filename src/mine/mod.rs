@@ -3,6 +3,7 @@
 //! 2. score: margin of each candidate against both neighbourhoods ([`margin`]),
 //! 3. mine: pick pairs by a retrieval strategy, threshold, de-duplicate ([`retrieval`]).
 
+pub mod ann;
 pub mod bitext;
 pub mod knn;
 pub mod margin;
@@ -32,6 +33,9 @@ pub struct MineOptions {
     pub quantization: quantized::Quantization,
     /// Shortlist size as a multiple of k.
     pub rescore: usize,
+    /// Approximate search through HNSW graphs (then exact float scores of what they
+    /// return); not together with `quantization`.
+    pub ann: Option<ann::HnswOptions>,
     /// Queries per direction on which approximate search is checked against exact search.
     pub recall_sample: usize,
 }
@@ -46,6 +50,7 @@ impl Default for MineOptions {
             one_to_one: false,
             quantization: quantized::Quantization::None,
             rescore: 10,
+            ann: None,
             recall_sample: 1000,
         }
     }
@@ -67,8 +72,9 @@ pub struct ApproximationReport {
     pub sampled: usize,
     pub recall_forward: f64,
     pub recall_backward: f64,
-    /// Bytes of the codes of both matrices (float32 would take 4 x rows x dim).
-    pub code_bytes: usize,
+    /// Bytes of the search structures: the codes of both matrices (quantised search;
+    /// float32 would take 4 x rows x dim) or both HNSW graphs with their vectors.
+    pub index_bytes: usize,
 }
 
 /// Every `n / count`-th row (deterministic sample).
@@ -129,14 +135,36 @@ pub fn mine_with_progress(
     options: &MineOptions,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<MiningResult> {
-    let (forward, backward, approximation) = match options.quantization {
-        quantized::Quantization::None => {
+    if options.ann.is_some() && options.quantization != quantized::Quantization::None {
+        return Err(crate::error::LaseError::InvalidArgument(
+            "choose one approximate search: an HNSW graph or a quantised shortlist".into(),
+        ));
+    }
+    let threads = tch::get_num_threads().max(1) as usize;
+    let approximate = |f: Neighbours, b: Neighbours, index_bytes: usize| -> Result<_> {
+        let (sampled, recall_forward) =
+            sampled_recall(x, y, &f, options.recall_sample, &options.knn)?;
+        let (_, recall_backward) = sampled_recall(y, x, &b, options.recall_sample, &options.knn)?;
+        let report = ApproximationReport {
+            sampled,
+            recall_forward,
+            recall_backward,
+            index_bytes,
+        };
+        Ok((f, b, Some(report)))
+    };
+    let (forward, backward, approximation) = match (&options.ann, options.quantization) {
+        (Some(hnsw), _) => {
+            knn::validate_pair(x, y)?;
+            let (f, b, bytes) = ann::knn_both_ways_hnsw(x, y, options.knn.k, hnsw, threads)?;
+            approximate(f, b, bytes)?
+        }
+        (None, quantized::Quantization::None) => {
             let (f, b) = knn::knn_both_ways_with_progress(x, y, &options.knn, progress)?;
             (f, b, None)
         }
-        q => {
+        (None, q) => {
             knn::validate_pair(x, y)?;
-            let threads = tch::get_num_threads().max(1) as usize;
             let (f, b, code_bytes) = quantized::knn_both_ways_quantized(
                 x,
                 y,
@@ -145,17 +173,7 @@ pub fn mine_with_progress(
                 options.rescore,
                 threads,
             );
-            let (sampled, recall_forward) =
-                sampled_recall(x, y, &f, options.recall_sample, &options.knn)?;
-            let (_, recall_backward) =
-                sampled_recall(y, x, &b, options.recall_sample, &options.knn)?;
-            let report = ApproximationReport {
-                sampled,
-                recall_forward,
-                recall_backward,
-                code_bytes,
-            };
-            (f, b, Some(report))
+            approximate(f, b, code_bytes)?
         }
     };
     let pairs = mine_from_neighbours(&forward, &backward, options);

@@ -1,0 +1,248 @@
+//! Approximate nearest-neighbour search for corpora where exact search is too slow: an
+//! HNSW graph (Malkov & Yashunin 2018) from the usearch crate, chosen over hnsw_rs by
+//! measurement on real sentence embeddings (docs/benchmarks.md, "Choosing the ANN
+//! crate"). One graph is built over each side and queried with the other side's rows;
+//! the k neighbours found are then scored by exact float inner products, so margins are
+//! computed exactly as [`super::knn`]'s on whatever neighbours the graph returns.
+//! [`super::mine`] reports recall@k against exact search on a sample of queries.
+
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+use super::knn::{MatrixView, Neighbours};
+use crate::error::{LaseError, Result};
+
+/// HNSW graph parameters, with usearch's (and the HNSW paper's usual) defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HnswOptions {
+    /// Edges per node (M).
+    pub connectivity: usize,
+    /// Candidate list size while inserting (ef_construction).
+    pub expansion_add: usize,
+    /// Candidate list size while searching (ef): higher is slower and more exact.
+    pub expansion_search: usize,
+}
+
+impl Default for HnswOptions {
+    fn default() -> Self {
+        Self {
+            connectivity: 16,
+            expansion_add: 128,
+            expansion_search: 64,
+        }
+    }
+}
+
+fn search_error(what: &str, e: impl std::fmt::Display) -> LaseError {
+    LaseError::InvalidArgument(format!("HNSW index: {what}: {e}"))
+}
+
+/// A graph over the rows of one matrix.
+pub struct HnswIndex {
+    index: Index,
+    rows: usize,
+}
+
+impl HnswIndex {
+    /// Inserts every row of `m` (unit vectors), with `threads` threads.
+    pub fn build(m: &MatrixView, options: &HnswOptions, threads: usize) -> Result<Self> {
+        let threads = threads.max(1);
+        let index = Index::new(&IndexOptions {
+            dimensions: m.cols,
+            metric: MetricKind::IP,
+            quantization: ScalarKind::F32,
+            connectivity: options.connectivity,
+            expansion_add: options.expansion_add,
+            expansion_search: options.expansion_search,
+            multi: false,
+        })
+        .map_err(|e| search_error("creating", e))?;
+        index
+            .reserve_capacity_and_threads(m.rows, threads)
+            .map_err(|e| search_error("reserving", e))?;
+        in_parallel(m.rows, threads, |i| {
+            index
+                .add(i as u64, m.row(i))
+                .map_err(|e| search_error(&format!("adding row {i}"), e))
+        })?;
+        Ok(Self {
+            index,
+            rows: m.rows,
+        })
+    }
+
+    /// Bytes the graph and its vectors take.
+    pub fn memory_bytes(&self) -> usize {
+        self.index.memory_usage()
+    }
+
+    /// The `k` (capped at the indexed rows) approximate nearest neighbours of every row
+    /// of `queries`, scored by exact inner products with `indexed` (the matrix the graph
+    /// was built from), best first. A query for which the graph returns fewer than k
+    /// rows is answered by an exact scan.
+    pub fn search(
+        &self,
+        queries: &MatrixView,
+        indexed: &MatrixView,
+        k: usize,
+        threads: usize,
+    ) -> Result<Neighbours> {
+        assert_eq!(
+            indexed.rows, self.rows,
+            "search the matrix the graph was built from"
+        );
+        let k = k.min(self.rows).max(1);
+        let mut scores = vec![0f32; queries.rows * k];
+        let mut indices = vec![0i64; queries.rows * k];
+        let threads = threads.max(1);
+        let per_thread = queries.rows.div_ceil(threads).max(1);
+        std::thread::scope(|s| -> Result<()> {
+            let handles: Vec<_> = scores
+                .chunks_mut(per_thread * k)
+                .zip(indices.chunks_mut(per_thread * k))
+                .enumerate()
+                .map(|(t, (score_chunk, index_chunk))| {
+                    s.spawn(move || -> Result<()> {
+                        let first = t * per_thread;
+                        for (r, (sc, ix)) in score_chunk
+                            .chunks_mut(k)
+                            .zip(index_chunk.chunks_mut(k))
+                            .enumerate()
+                        {
+                            let q = queries.row(first + r);
+                            let found = self
+                                .index
+                                .search(q, k)
+                                .map_err(|e| search_error("searching", e))?;
+                            let mut hits: Vec<(f32, i64)> = found
+                                .keys
+                                .iter()
+                                .map(|&j| (dot(q, indexed.row(j as usize)), j as i64))
+                                .collect();
+                            if hits.len() < k {
+                                hits = exact_scan(q, indexed, k);
+                            }
+                            hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                            for (slot, (score, j)) in hits.into_iter().take(k).enumerate() {
+                                sc[slot] = score;
+                                ix[slot] = j;
+                            }
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().expect("search thread panicked")?;
+            }
+            Ok(())
+        })?;
+        Ok(Neighbours { k, scores, indices })
+    }
+}
+
+/// k-NN of `x` in `y` and of `y` in `x` through one HNSW graph per side; also returns
+/// the bytes both graphs took.
+pub fn knn_both_ways_hnsw(
+    x: &MatrixView,
+    y: &MatrixView,
+    k: usize,
+    options: &HnswOptions,
+    threads: usize,
+) -> Result<(Neighbours, Neighbours, usize)> {
+    let y_graph = HnswIndex::build(y, options, threads)?;
+    let forward = y_graph.search(x, y, k, threads)?;
+    let mut bytes = y_graph.memory_bytes();
+    drop(y_graph);
+    let x_graph = HnswIndex::build(x, options, threads)?;
+    let backward = x_graph.search(y, x, k, threads)?;
+    bytes += x_graph.memory_bytes();
+    Ok((forward, backward, bytes))
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn exact_scan(q: &[f32], m: &MatrixView, k: usize) -> Vec<(f32, i64)> {
+    let mut all: Vec<(f32, i64)> = (0..m.rows).map(|j| (dot(q, m.row(j)), j as i64)).collect();
+    all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    all.truncate(k);
+    all
+}
+
+/// Runs `f(i)` for i in 0..n on `threads` threads (interleaved), stopping at the first
+/// error.
+fn in_parallel<F>(n: usize, threads: usize, f: F) -> Result<()>
+where
+    F: Fn(usize) -> Result<()> + Sync,
+{
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let f = &f;
+                s.spawn(move || (t..n).step_by(threads).try_for_each(f))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().expect("index thread panicked"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit_rows(rows: usize, cols: usize, seed: u64) -> Vec<f32> {
+        let mut state = seed;
+        let mut v: Vec<f32> = (0..rows * cols)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+            })
+            .collect();
+        crate::mine::normalize_rows(&mut v, cols);
+        v
+    }
+
+    #[test]
+    fn a_small_graph_finds_the_exact_neighbours() {
+        let (xd, yd) = (unit_rows(50, 16, 1), unit_rows(300, 16, 2));
+        let x = MatrixView::new(&xd, 50, 16).unwrap();
+        let y = MatrixView::new(&yd, 300, 16).unwrap();
+        let graph = HnswIndex::build(
+            &y,
+            &HnswOptions {
+                expansion_search: 300,
+                ..Default::default()
+            },
+            2,
+        )
+        .unwrap();
+        let found = graph.search(&x, &y, 4, 2).unwrap();
+        for i in 0..x.rows {
+            let exact = exact_scan(x.row(i), &y, 4);
+            assert_eq!(
+                found.indices_of(i),
+                exact.iter().map(|e| e.1).collect::<Vec<_>>().as_slice(),
+                "query {i}"
+            );
+            assert_eq!(found.scores_of(i)[0], exact[0].0);
+        }
+        assert!(graph.memory_bytes() > 300 * 16 * 4);
+    }
+
+    #[test]
+    fn k_is_capped_at_the_indexed_rows() {
+        let (xd, yd) = (unit_rows(5, 8, 3), unit_rows(3, 8, 4));
+        let x = MatrixView::new(&xd, 5, 8).unwrap();
+        let y = MatrixView::new(&yd, 3, 8).unwrap();
+        let (f, b, _) = knn_both_ways_hnsw(&x, &y, 10, &HnswOptions::default(), 2).unwrap();
+        assert_eq!((f.k, b.k), (3, 5));
+        let mut row: Vec<i64> = f.indices_of(0).to_vec();
+        row.sort();
+        assert_eq!(row, vec![0, 1, 2]);
+    }
+}
