@@ -82,6 +82,48 @@ struct SharedForInference<'a>(&'a SentenceEncoder);
 // SAFETY: see above; nothing is mutated through this wrapper.
 unsafe impl Sync for SharedForInference<'_> {}
 
+/// An encoder owned by a pool of inference threads (the server's): only
+/// [`InferenceEncoder::embed_pass`] is reachable, which reads the weights and writes
+/// nothing, so sharing it across threads is sound for the reason given above.
+pub struct InferenceEncoder(SentenceEncoder);
+// SAFETY: forward passes only (see SharedForInference); the encoder moves in whole.
+unsafe impl Sync for InferenceEncoder {}
+unsafe impl Send for InferenceEncoder {}
+
+impl InferenceEncoder {
+    pub fn new(encoder: SentenceEncoder) -> Self {
+        Self(encoder)
+    }
+
+    pub fn dim(&self) -> usize {
+        self.0.dim()
+    }
+
+    pub fn device(&self) -> Device {
+        self.0.device()
+    }
+
+    /// One forward pass over `items` (no gradients): row-major [items, dim] float32.
+    pub fn embed_pass(&self, items: &[&TokenIds]) -> Vec<f32> {
+        let _no_grad = tch::no_grad_guard();
+        embed_pass(&self.0, items)
+    }
+}
+
+/// One forward pass: row-major [items, dim] float32 on the CPU.
+fn embed_pass(encoder: &SentenceEncoder, items: &[&TokenIds]) -> Vec<f32> {
+    let dim = encoder.dim();
+    let batch = encoder.batch(items);
+    let vectors = encoder
+        .forward_t(&batch, false)
+        .to_device(Device::Cpu)
+        .to_kind(Kind::Float)
+        .contiguous();
+    let mut values = vec![0f32; items.len() * dim];
+    vectors.copy_data(&mut values, items.len() * dim);
+    values
+}
+
 /// Embeds tokenized sentences: [N, dim] float32 on the CPU, rows in input order.
 pub fn encode_tokens(
     encoder: &SentenceEncoder,
@@ -99,15 +141,7 @@ pub fn encode_tokens(
         let _no_grad = tch::no_grad_guard();
         while let Some(batch_indices) = batches.get(next.fetch_add(1, Ordering::Relaxed)) {
             let items: Vec<&TokenIds> = batch_indices.iter().map(|&i| &tokens[i]).collect();
-            let batch = shared.0.batch(&items);
-            let vectors = shared
-                .0
-                .forward_t(&batch, false)
-                .to_device(Device::Cpu)
-                .to_kind(Kind::Float)
-                .contiguous();
-            let mut values = vec![0f32; items.len() * dim];
-            vectors.copy_data(&mut values, items.len() * dim);
+            let values = embed_pass(shared.0, &items);
             let mut out = out.lock().expect("no worker panicked");
             for (row, &i) in batch_indices.iter().enumerate() {
                 out[i * dim..(i + 1) * dim].copy_from_slice(&values[row * dim..(row + 1) * dim]);

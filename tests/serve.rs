@@ -428,3 +428,51 @@ fn graceful_shutdown_finishes_the_request_in_flight() {
         "still accepting after shutdown"
     );
 }
+
+/// The pipelined pool (two threads, passes of a few tokens, so runs span several passes
+/// and one run's passes interleave with the next run's) returns every job's own rows.
+#[test]
+fn pooled_passes_route_every_row_to_its_job() {
+    use lase::serve::batcher::Batcher;
+    let reference = tiny_model();
+    let words = common::TINY_WORDS;
+    // 40 jobs of 1-5 sentences of 1-9 words each.
+    let jobs: Vec<Vec<String>> = (0..40)
+        .map(|j| {
+            (0..1 + j % 5)
+                .map(|s| {
+                    (0..1 + (j * 7 + s * 3) % 9)
+                        .map(|w| words[(j + s + w * 5) % words.len()])
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect()
+        })
+        .collect();
+    let options = EncodeOptions {
+        batch_size: 4,
+        max_batch_tokens: 24,
+        workers: 2,
+    };
+    let metrics = std::sync::Arc::new(lase::serve::metrics::Metrics::default());
+    let (batcher, pool) = Batcher::start(tiny_model(), options, 60, 100, metrics);
+    let receivers: Vec<_> = jobs
+        .iter()
+        .map(|sentences| {
+            let tokens = reference.tokenize(sentences).unwrap();
+            batcher.submit(tokens).unwrap()
+        })
+        .collect();
+    for (sentences, rx) in jobs.iter().zip(receivers) {
+        let got = rx.blocking_recv().unwrap();
+        let want = reference.encode(sentences, 32).unwrap();
+        assert_eq!(got.size(), want.size());
+        let diff = (got - want).abs().max().double_value(&[]);
+        assert!(diff < 1e-5, "{sentences:?}: {diff}");
+    }
+    // An empty job is answered at once with no rows.
+    let empty = batcher.submit(Vec::new()).unwrap().blocking_recv().unwrap();
+    assert_eq!(empty.size(), [0, 16]);
+    drop(batcher);
+    pool.join().unwrap();
+}
