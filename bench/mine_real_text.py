@@ -16,16 +16,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-TATOEBA = {"eng_Latn": ("deu-eng", "eng"), "deu_Latn": ("deu-eng", "deu"), "fra_Latn": ("fra-eng", "fra"),
-           "spa_Latn": ("spa-eng", "spa"), "rus_Cyrl": ("rus-eng", "rus")}
+# Tatoeba folders hold the pair's two sides line-aligned; English comes from the folder of
+# the other language, so both sides' distractors come from one aligned file.
+TATOEBA = {"deu_Latn": ("deu-eng", "deu"), "fra_Latn": ("eng-fra", "fra"),
+           "spa_Latn": ("eng-spa", "spa"), "rus_Cyrl": ("eng-rus", "rus")}
 
 
 def flores(lang):
     return (DATA / "flores200-devtest/devtest" / f"{lang}.devtest").read_text(encoding="utf-8").splitlines()
 
 
-def tatoeba_side(lang):
-    pair, side = TATOEBA[lang]
+def tatoeba_side(lang, other):
+    """Sentences of `lang` from the Tatoeba folder pairing it with `other`'s language."""
+    pair, side = TATOEBA[other if lang == "eng_Latn" else lang]
+    side = "eng" if lang == "eng_Latn" else side
     path = DATA / "tatoeba-challenge-eng-train" / pair / f"tatoeba-test-v2021-08-07.{side}.gz"
     with gzip.open(path, "rt", encoding="utf-8") as f:
         return [l.rstrip("\n") for l in f]
@@ -43,7 +47,7 @@ def main():
     # Distractors: Tatoeba training sentences. Source ones come from one half of the
     # (line-aligned) pair file and target ones from the other half, so no distractor's
     # translation is present on the other side.
-    s_all, t_all = tatoeba_side(args.src_lang), tatoeba_side(args.tgt_lang)
+    s_all, t_all = tatoeba_side(args.src_lang, args.tgt_lang), tatoeba_side(args.tgt_lang, args.src_lang)
     perm = list(range(min(len(s_all), len(t_all))))
     random.Random(1).shuffle(perm)
     half = len(perm) // 2
