@@ -45,7 +45,7 @@ enum Command {
     /// Distill a student from a teacher: a recipe whose [objective.distillation] names the
     /// teacher and weights MSE (multilingual distillation), LEALLA feature/logit terms,
     /// soft contrastive (+TCM) and MCL. Teacher embeddings are cached in --out.
-    Distill(TrainArgs),
+    Distill(DistillArgs),
     /// Tokenizer tools.
     #[command(subcommand)]
     Tokenizer(TokenizerCommand),
@@ -148,6 +148,51 @@ struct TrainArgs {
     #[arg(long)]
     stop_after: Option<u64>,
     /// Do not draw a progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// `lase distill --config RECIPE --out DIR`, or `lase distill multistage ...`.
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+struct DistillArgs {
+    #[command(subcommand)]
+    method: Option<DistillMethod>,
+    /// The recipe (TOML) with an [objective.distillation] section.
+    #[arg(long, required = true)]
+    config: Option<PathBuf>,
+    /// Output folder (as lase train); resumed when it holds a checkpoint of the recipe.
+    #[arg(long, required = true)]
+    out: Option<PathBuf>,
+    /// Stop after this many steps in this process (checkpointed; run again to resume).
+    #[arg(long)]
+    stop_after: Option<u64>,
+    /// Do not draw a progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Subcommand)]
+enum DistillMethod {
+    /// Multi-stage distillation (multistage-distillation.txt): 1 teacher -> assistant
+    /// (MSE), 2 student built from the assistant (recurring unit, embedding bottleneck
+    /// aligned by MSE), 3 assistant -> student (MSE), 4 MCL + MSE. Each stage has its own
+    /// folder under --out and resumes; --stage runs chosen stages only.
+    Multistage(MultistageArgs),
+}
+
+#[derive(Args)]
+struct MultistageArgs {
+    /// The multi-stage recipe (TOML; configs/multistage/*.toml).
+    #[arg(long)]
+    config: PathBuf,
+    /// Run folder: 1-assistant/, 2-bottleneck/, 3-student/, 4-contrastive/.
+    #[arg(long)]
+    out: PathBuf,
+    /// Run only these stages (1-4, repeatable); default: every stage not yet finished.
+    #[arg(long)]
+    stage: Vec<usize>,
+    /// Do not draw progress bars.
     #[arg(long)]
     quiet: bool,
 }
@@ -342,13 +387,26 @@ fn main() -> Result<()> {
         Command::Mine(args) => mine(args, device),
         Command::Eval(args) => eval(args, device),
         Command::Train(args) => train(args, device),
+        Command::Distill(DistillArgs {
+            method: Some(DistillMethod::Multistage(args)),
+            ..
+        }) => multistage(args, device),
         Command::Distill(args) => {
-            let config = lase::train::TrainConfig::from_file(&args.config)?;
+            let (Some(config_path), Some(out)) = (args.config, args.out) else {
+                anyhow::bail!("lase distill needs --config and --out (or a method: multistage)");
+            };
+            let config = lase::train::TrainConfig::from_file(&config_path)?;
             anyhow::ensure!(
                 config.objective.distillation.is_some(),
                 "{}: no [objective.distillation] section: nothing to distill from (use lase train)",
-                args.config.display()
+                config_path.display()
             );
+            let args = TrainArgs {
+                config: config_path,
+                out,
+                stop_after: args.stop_after,
+                quiet: args.quiet,
+            };
             train(args, device)
         }
         Command::Tokenizer(TokenizerCommand::Train(args)) => tokenizer_train(args),
@@ -406,6 +464,25 @@ fn train(args: TrainArgs, device: tch::Device) -> Result<()> {
     let summary = lase::train::train(&config, &args.out, &options)
         .with_context(|| format!("training {}", args.config.display()))?;
     println!("{}", serde_json::to_string_pretty(&summary)?);
+    Ok(())
+}
+
+fn multistage(args: MultistageArgs, device: tch::Device) -> Result<()> {
+    use lase::train::multistage::{MultistageConfig, Stage, run_multistage};
+    let config = MultistageConfig::from_file(&args.config)?;
+    let stages = args
+        .stage
+        .iter()
+        .map(|&n| Stage::from_number(n))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let options = lase::train::TrainOptions {
+        device,
+        stop_after_steps: None,
+        progress: !args.quiet,
+    };
+    let model = run_multistage(&config, &args.out, &stages, &options)
+        .with_context(|| format!("multi-stage distillation {}", args.config.display()))?;
+    println!("model: {}", model.display());
     Ok(())
 }
 

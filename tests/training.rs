@@ -515,3 +515,123 @@ fn every_shipped_recipe_parses() {
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
 }
+
+/// `lase distill multistage` on tiny models: four stage folders, a student with a
+/// recurring unit and an embedding bottleneck aligned to the assistant's token
+/// embeddings, MSE/MCL stages that learn, and clear errors for a stage run too early.
+#[test]
+fn multistage_distillation_builds_a_recurrent_bottlenecked_student() {
+    use lase::train::multistage::{
+        MultistageConfig, Stage, StageBudget, StageBudgets, StudentShape, run_multistage,
+        student_from_assistant,
+    };
+    let _rng = rng_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let tok = tiny_tokenizer_file(dir.path());
+    let teacher_run = dir.path().join("teacher");
+    let teacher_config = config(
+        dir.path(),
+        Some(&tok),
+        "contrastive = \"info-nce\"\nxtr = false",
+        40,
+    );
+    train(&teacher_config, &teacher_run, &TrainOptions::default()).unwrap();
+    let teacher = teacher_run.join("model");
+    let stage = |steps| StageBudget {
+        steps,
+        lr: 3e-3,
+        batch_pairs: 32,
+        warmup_ratio: 0.1,
+    };
+    let mut run = teacher_config.run.clone();
+    run.eval_every = 20;
+    let ms = MultistageConfig {
+        teacher: teacher.clone(),
+        assistant_init: teacher.clone(),
+        student: StudentShape {
+            layers: 2,
+            recurrent_unit_layers: 1,
+            embedding_size: Some(8),
+        },
+        data: teacher_config.data.clone(),
+        stages: StageBudgets {
+            assistant: stage(20),
+            bottleneck: stage(150),
+            student: stage(40),
+            contrastive: stage(40),
+        },
+        mcl_weight: 1.0,
+        run,
+    };
+    let out = dir.path().join("multistage");
+    let options = TrainOptions::default();
+    // Stage 3 before stages 1-2 names what is missing.
+    let err = run_multistage(&ms, &out, &[Stage::Student], &options)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("does not exist yet"), "{err}");
+    let model = run_multistage(&ms, &out, &[], &options).unwrap();
+    assert_eq!(model, out.join("4-contrastive/model"));
+    for s in ["1-assistant", "2-bottleneck", "3-student", "4-contrastive"] {
+        assert!(out.join(s).join("model/config.json").exists(), "{s}");
+    }
+    let student = SentenceEncoder::load(&model, Device::Cpu).unwrap();
+    let c = student.config();
+    assert_eq!(
+        (
+            c.num_hidden_layers,
+            c.recurrent_unit_layers,
+            c.embedding_size
+        ),
+        (2, Some(1), Some(8))
+    );
+    assert_eq!(student.dim(), 32);
+    assert!(
+        student
+            .var_store()
+            .variables()
+            .keys()
+            .all(|k| !k.contains("layer.1."))
+    );
+    // Stage 2 aligned the bottleneck: its token embeddings are far closer to the
+    // assistant's than a fresh bottleneck's.
+    let assistant = SentenceEncoder::load(out.join("1-assistant/model"), Device::Cpu).unwrap();
+    let aligned = SentenceEncoder::load(out.join("2-bottleneck/model"), Device::Cpu).unwrap();
+    let fresh = student_from_assistant(&assistant, &ms.student).unwrap();
+    let ids = tch::Tensor::arange(
+        assistant.tokenizer().vocab_size() as i64,
+        (Kind::Int64, Device::Cpu),
+    )
+    .unsqueeze(0);
+    let token_mse = |m: &SentenceEncoder| {
+        let a = assistant.transformer().embeddings.token_embeddings(&ids);
+        let b = m.transformer().embeddings.token_embeddings(&ids);
+        (a - b).square().mean(Kind::Float).double_value(&[])
+    };
+    let (aligned_mse, fresh_mse) = (token_mse(&aligned), token_mse(&fresh));
+    assert!(
+        aligned_mse < 0.5 * fresh_mse,
+        "{aligned_mse} vs {fresh_mse}"
+    );
+    // The distillation stages learned, and the final student retrieves translations.
+    let log = |s: &str| std::fs::read_to_string(out.join(s).join("metrics.jsonl")).unwrap();
+    for s in ["1-assistant", "3-student", "4-contrastive"] {
+        let losses: Vec<f64> = log(s)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|v| v["loss"].as_f64())
+            .collect();
+        assert!(losses.last() < losses.first(), "{s}: {losses:?}");
+    }
+    assert!(log("4-contrastive").contains("\"mcl\""));
+    let dev: f64 = log("4-contrastive")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["dev_p_at_1"].as_f64())
+        .last()
+        .unwrap();
+    assert!(dev > 30.0, "dev P@1 {dev}");
+    // A finished run is not redone; a chosen stage alone runs again from its folder.
+    let again = run_multistage(&ms, &out, &[Stage::Contrastive], &options).unwrap();
+    assert_eq!(again, model);
+}

@@ -510,6 +510,11 @@ impl SentenceEncoder {
         &self.head
     }
 
+    /// The tokenizer.json text the model was built with.
+    pub fn tokenizer_json(&self) -> &str {
+        &self.tokenizer_json
+    }
+
     pub fn tokenizer(&self) -> &SentenceTokenizer {
         &self.tokenizer
     }

@@ -110,6 +110,10 @@ pub struct DataConfig {
     /// equal to any test sentence there are dropped before the dev split.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude_test_sets: Option<PathBuf>,
+    /// Train on a seeded random sample of this many training pairs (after the dev split):
+    /// quick experiments, and teacher caches that cover only what a short run can use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_train_pairs: Option<usize>,
 }
 
 /// Which contrastive loss, if any.
@@ -195,6 +199,23 @@ pub struct DistillationConfig {
 }
 
 impl DistillationConfig {
+    /// MSE distillation alone (Reimers & Gurevych 2020) from `teacher` on `side`.
+    pub fn mse_only(teacher: PathBuf, side: TeacherSide) -> Self {
+        Self {
+            teacher,
+            teacher_side: side,
+            mse: 1.0,
+            feature: 0.0,
+            logit: 0.0,
+            logit_temperature: Self::default_logit_temperature(),
+            soft_contrastive: 0.0,
+            soft_label: Self::default_label(),
+            soft_temperature: Self::default_soft_temperature(),
+            tcm_lambda: None,
+            mcl: 0.0,
+        }
+    }
+
     fn default_side() -> TeacherSide {
         TeacherSide::Target
     }

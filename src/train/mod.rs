@@ -7,6 +7,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod grad_cache;
 pub mod metrics;
+pub mod multistage;
 pub mod objective;
 pub mod optimizer;
 pub mod schedule;

@@ -93,7 +93,10 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
     }
 
     let (corpus, _) = read_training_pairs(&config.data)?;
-    let (train_set, dev_set) = split_dev(corpus, &config.data.dev);
+    let (mut train_set, dev_set) = split_dev(corpus, &config.data.dev);
+    if let Some(n) = config.data.max_train_pairs {
+        keep_sample(&mut train_set, n, config.run.seed);
+    }
     tracing::info!(
         "{} training pairs in {} languages ({} skipped as empty), {} dev pairs",
         train_set.len(),
@@ -406,6 +409,24 @@ pub fn read_training_pairs(data: &DataConfig) -> Result<(ParallelCorpus, Option<
         dir.display()
     );
     Ok((corpus, Some(dropped)))
+}
+
+/// Keeps a seeded random sample of `n` pairs (in their original order).
+fn keep_sample(corpus: &mut ParallelCorpus, n: usize, seed: u64) {
+    if corpus.pairs.len() <= n {
+        return;
+    }
+    let mut order: Vec<usize> = (0..corpus.pairs.len()).collect();
+    crate::rng::SplitMix64::new(mix_seed(&[seed, 0x5a3b1e])).shuffle(&mut order);
+    let mut keep = vec![false; corpus.pairs.len()];
+    for &i in &order[..n] {
+        keep[i] = true;
+    }
+    let mut i = 0;
+    corpus.pairs.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
 }
 
 /// What the optimizer updates, named as checkpoints store it: the encoder's variables

@@ -1,0 +1,506 @@
+//! Multi-stage distillation (multistage-distillation.txt §3.2): a small multilingual
+//! student through a teaching assistant, in four stages, each in its own folder of the
+//! run and each resumable (stages 1, 3 and 4 are ordinary `lase distill` runs that resume
+//! mid-stage; stage 2 is short and restarts if killed, its output written atomically):
+//!
+//! 1. `1-assistant`: teacher T -> assistant A by MSE (Eq. 2): a multilingual model learns
+//!    the (English) teacher's space on both sides of parallel pairs.
+//! 2. `2-bottleneck`: the student S is built from A: the first |RU| layers of A form a
+//!    recurring unit applied L / |RU| times (§3.1.3, parameter recurrence), and the token
+//!    table becomes V x B then B x H (embedding bottleneck); the bottleneck is trained to
+//!    reproduce A's token embeddings (Eq. 3) while everything else is copied from A.
+//! 3. `3-student`: A -> S by MSE on both sides (Eq. 4).
+//! 4. `4-contrastive`: MCL + MSE from T (Eq. 5-7).
+//!
+//! The final model is `4-contrastive/model`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tch::{Device, Kind, Tensor};
+
+use super::config::{
+    ContrastiveKind, DataConfig, DistillationConfig, ModelConfig, ObjectiveConfig, OptimizerConfig,
+    RunConfig, ScheduleConfig, TeacherSide, TokenizerConfig, TrainConfig,
+};
+use super::optimizer::AdamW;
+use super::schedule::learning_rate;
+use super::trainer::{TrainOptions, read_training_pairs, train};
+use crate::data::split_dev;
+use crate::error::{LaseError, Result};
+use crate::io::atomic::write_atomic;
+use crate::model::SentenceEncoder;
+use crate::rng::{SplitMix64, mix_seed};
+use crate::tokenizer::TokenIds;
+
+/// The student's shape relative to the assistant (Tables 7/8: |RU| and bs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudentShape {
+    /// Transformer layers L (applied; the distinct ones are |RU|).
+    pub layers: usize,
+    /// |RU|: the first |RU| layers of the assistant, repeated L / |RU| times.
+    pub recurrent_unit_layers: usize,
+    /// Bottleneck width B of the token table (bs); none keeps the assistant's V x H table.
+    pub embedding_size: Option<usize>,
+}
+
+/// Budget of one stage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StageBudget {
+    pub steps: u64,
+    pub lr: f64,
+    /// Pairs per batch (the paper: 64).
+    pub batch_pairs: usize,
+    /// Warm-up as a fraction of the steps (the paper: 0.1).
+    pub warmup_ratio: f64,
+}
+
+impl Default for StageBudget {
+    /// multistage-distillation.txt §4.1: AdamW at 2e-5, batch 64, 10% warm-up.
+    fn default() -> Self {
+        Self {
+            steps: 1000,
+            lr: 2e-5,
+            batch_pairs: 64,
+            warmup_ratio: 0.1,
+        }
+    }
+}
+
+/// The four stages' budgets; a stage with 0 steps is skipped (stage ablation, Table 6).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StageBudgets {
+    pub assistant: StageBudget,
+    pub bottleneck: StageBudget,
+    pub student: StageBudget,
+    pub contrastive: StageBudget,
+}
+
+/// A multi-stage recipe (TOML).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MultistageConfig {
+    /// Teacher T (e.g. the English all-MiniLM-L6-v2).
+    pub teacher: PathBuf,
+    /// The model that becomes the assistant A in stage 1 (a multilingual encoder).
+    pub assistant_init: PathBuf,
+    pub student: StudentShape,
+    pub data: DataConfig,
+    #[serde(default)]
+    pub stages: StageBudgets,
+    /// Weight of MCL in stage 4 (Eq. 7 adds it to MSE with weight 1).
+    #[serde(default = "MultistageConfig::one")]
+    pub mcl_weight: f64,
+    #[serde(default)]
+    pub run: RunConfig,
+}
+
+impl MultistageConfig {
+    fn one() -> f64 {
+        1.0
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
+        let config: Self = toml::from_str(&text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+                .unwrap_or(0);
+            LaseError::bad_line(path, line, e.message().to_string())
+        })?;
+        let s = &config.student;
+        if s.recurrent_unit_layers == 0 || !s.layers.is_multiple_of(s.recurrent_unit_layers) {
+            return Err(LaseError::bad_file(
+                path,
+                format!(
+                    "student.layers ({}) must be a positive multiple of student.recurrent_unit_layers ({})",
+                    s.layers, s.recurrent_unit_layers
+                ),
+            ));
+        }
+        Ok(config)
+    }
+}
+
+/// The stages, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    Assistant = 1,
+    Bottleneck = 2,
+    Student = 3,
+    Contrastive = 4,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 4] = [
+        Stage::Assistant,
+        Stage::Bottleneck,
+        Stage::Student,
+        Stage::Contrastive,
+    ];
+
+    pub fn from_number(n: usize) -> Result<Self> {
+        Self::ALL
+            .get(n.wrapping_sub(1))
+            .copied()
+            .ok_or_else(|| LaseError::InvalidArgument(format!("stage {n}: stages are 1-4")))
+    }
+
+    /// The stage's folder inside the run.
+    pub fn dir_name(self) -> &'static str {
+        match self {
+            Stage::Assistant => "1-assistant",
+            Stage::Bottleneck => "2-bottleneck",
+            Stage::Student => "3-student",
+            Stage::Contrastive => "4-contrastive",
+        }
+    }
+}
+
+/// Model folder a stage produces.
+pub fn stage_model(out: &Path, stage: Stage) -> PathBuf {
+    out.join(stage.dir_name()).join("model")
+}
+
+/// The model a stage starts from: the previous stage's output, or, when that stage is
+/// skipped (0 steps), the one before it.
+fn input_model(config: &MultistageConfig, out: &Path, stage: Stage) -> PathBuf {
+    let skipped = |s: Stage| budget(config, s).steps == 0 && s != Stage::Bottleneck;
+    let mut previous = stage as usize - 1;
+    while previous >= 1 {
+        let s = Stage::ALL[previous - 1];
+        if !skipped(s) {
+            return stage_model(out, s);
+        }
+        previous -= 1;
+    }
+    config.assistant_init.clone()
+}
+
+fn budget(config: &MultistageConfig, stage: Stage) -> &StageBudget {
+    match stage {
+        Stage::Assistant => &config.stages.assistant,
+        Stage::Bottleneck => &config.stages.bottleneck,
+        Stage::Student => &config.stages.student,
+        Stage::Contrastive => &config.stages.contrastive,
+    }
+}
+
+/// The assistant: stage 1's output, or `assistant_init` when stage 1 is skipped.
+fn assistant_model(config: &MultistageConfig, out: &Path) -> PathBuf {
+    if config.stages.assistant.steps == 0 {
+        config.assistant_init.clone()
+    } else {
+        stage_model(out, Stage::Assistant)
+    }
+}
+
+/// The ordinary training recipe of stage 1, 3 or 4.
+pub fn stage_recipe(
+    config: &MultistageConfig,
+    out: &Path,
+    stage: Stage,
+    output_dim: Option<usize>,
+) -> TrainConfig {
+    let b = budget(config, stage);
+    let distillation = match stage {
+        Stage::Assistant => {
+            DistillationConfig::mse_only(config.teacher.clone(), TeacherSide::Target)
+        }
+        Stage::Student => {
+            DistillationConfig::mse_only(assistant_model(config, out), TeacherSide::Both)
+        }
+        Stage::Contrastive => DistillationConfig {
+            mcl: config.mcl_weight,
+            ..DistillationConfig::mse_only(config.teacher.clone(), TeacherSide::Target)
+        },
+        Stage::Bottleneck => unreachable!("stage 2 is not a distillation run"),
+    };
+    TrainConfig {
+        model: ModelConfig {
+            init_from: Some(input_model(config, out, stage)),
+            output_dim,
+            ..ModelConfig::default()
+        },
+        tokenizer: TokenizerConfig::default(),
+        data: config.data.clone(),
+        objective: ObjectiveConfig {
+            contrastive: ContrastiveKind::None,
+            xtr: false,
+            distillation: Some(distillation),
+            ..ObjectiveConfig::default()
+        },
+        optimizer: OptimizerConfig {
+            lr: b.lr,
+            ..OptimizerConfig::default()
+        },
+        schedule: ScheduleConfig {
+            steps: b.steps,
+            warmup_steps: (b.steps as f64 * b.warmup_ratio).round() as u64,
+            batch_pairs: b.batch_pairs,
+            ..ScheduleConfig::default()
+        },
+        run: config.run.clone(),
+    }
+}
+
+/// Runs `stages` (all when empty) in order; a finished stage is not run again.
+pub fn run_multistage(
+    config: &MultistageConfig,
+    out: &Path,
+    stages: &[Stage],
+    options: &TrainOptions,
+) -> Result<PathBuf> {
+    std::fs::create_dir_all(out).map_err(|e| LaseError::io(out, e))?;
+    write_atomic(
+        out.join("multistage.toml"),
+        toml::to_string_pretty(config)
+            .expect("configs serialise")
+            .as_bytes(),
+    )?;
+    let wanted: Vec<Stage> = if stages.is_empty() {
+        Stage::ALL.to_vec()
+    } else {
+        stages.to_vec()
+    };
+    let mut last = config.assistant_init.clone();
+    for stage in wanted {
+        let dir = out.join(stage.dir_name());
+        let model = dir.join("model");
+        if stage != Stage::Bottleneck && budget(config, stage).steps == 0 {
+            tracing::info!("stage {}: 0 steps, skipped", stage as usize);
+            continue;
+        }
+        tracing::info!("stage {} -> {}", stage as usize, dir.display());
+        match stage {
+            Stage::Bottleneck => build_student(config, out, options)?,
+            _ => {
+                let input = input_model(config, out, stage);
+                if !input.join("config.json").exists() {
+                    return Err(LaseError::InvalidArgument(format!(
+                        "stage {} starts from {}, which does not exist yet: run the stage before it",
+                        stage as usize,
+                        input.display()
+                    )));
+                }
+                // Stage 1 widens the assistant to the teacher's width if they differ.
+                let output_dim = match stage {
+                    Stage::Assistant => Some(teacher_width(&config.teacher)?),
+                    _ => None,
+                };
+                let recipe = stage_recipe(config, out, stage, output_dim);
+                share_teacher_cache(config, out, stage, &dir)?;
+                let summary = train(&recipe, &dir, options)?;
+                tracing::info!(
+                    "stage {}: {} steps, loss {:?} -> {:?}",
+                    stage as usize,
+                    summary.steps,
+                    summary.first_loss,
+                    summary.last_loss
+                );
+            }
+        }
+        last = model;
+    }
+    Ok(last)
+}
+
+/// Stages 1 and 4 distil from the same teacher on the same pairs: stage 4 reuses stage
+/// 1's cached teacher embeddings (a hard link, or a copy across file systems).
+fn share_teacher_cache(
+    config: &MultistageConfig,
+    out: &Path,
+    stage: Stage,
+    dir: &Path,
+) -> Result<()> {
+    if stage != Stage::Contrastive || config.stages.assistant.steps == 0 {
+        return Ok(());
+    }
+    let from = out
+        .join(Stage::Assistant.dir_name())
+        .join("teacher-target.npy");
+    let to = dir.join("teacher-target.npy");
+    if from.exists() && !to.exists() {
+        std::fs::create_dir_all(dir).map_err(|e| LaseError::io(dir, e))?;
+        if std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to).map_err(|e| LaseError::io(&to, e))?;
+        }
+    }
+    Ok(())
+}
+
+fn teacher_width(teacher: &Path) -> Result<usize> {
+    Ok(SentenceEncoder::load(teacher, Device::Cpu)?.dim())
+}
+
+/// Stage 2: the student built from the assistant, its bottleneck aligned with the
+/// assistant's token embeddings by MSE (Eq. 3) over the tokens of training sentences.
+fn build_student(config: &MultistageConfig, out: &Path, options: &TrainOptions) -> Result<()> {
+    let dir = out.join(Stage::Bottleneck.dir_name());
+    let model_dir = dir.join("model");
+    if model_dir.join("config.json").exists() {
+        tracing::info!("stage 2: {} exists, kept", model_dir.display());
+        return Ok(());
+    }
+    let device = options.device;
+    let assistant_dir = assistant_model(config, out);
+    let assistant = SentenceEncoder::load(&assistant_dir, device).map_err(|e| {
+        LaseError::InvalidArgument(format!(
+            "stage 2 needs the assistant {}: {e}",
+            assistant_dir.display()
+        ))
+    })?;
+    tch::manual_seed(config.run.seed as i64);
+    let mut student = student_from_assistant(&assistant, &config.student)?;
+    let b = &config.stages.bottleneck;
+    if config.student.embedding_size.is_some() && b.steps > 0 {
+        let (corpus, _) = read_training_pairs(&config.data)?;
+        let (train_set, _) = split_dev(corpus, &config.data.dev);
+        align_bottleneck(
+            &assistant,
+            &student,
+            &train_set,
+            b,
+            config.run.seed,
+            options,
+        )?;
+    }
+    student.set_normalize(assistant.normalizes());
+    std::fs::create_dir_all(&dir).map_err(|e| LaseError::io(&dir, e))?;
+    let partial = dir.join("model.partial");
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(|e| LaseError::io(&partial, e))?;
+    }
+    student.save(&partial)?;
+    std::fs::rename(&partial, &model_dir).map_err(|e| LaseError::io(&model_dir, e))
+}
+
+/// A student of `shape` whose every parameter that the assistant has under the same
+/// name and shape (position/type embeddings, LayerNorms, the first |RU| layers, the
+/// head) is copied from it; the V x B table and B x H projection start random.
+pub fn student_from_assistant(
+    assistant: &SentenceEncoder,
+    shape: &StudentShape,
+) -> Result<SentenceEncoder> {
+    if shape.recurrent_unit_layers > assistant.config().num_hidden_layers {
+        return Err(LaseError::InvalidArgument(format!(
+            "the recurring unit takes the assistant's first {} layers, but it has {}",
+            shape.recurrent_unit_layers,
+            assistant.config().num_hidden_layers
+        )));
+    }
+    let mut c = assistant.config().clone();
+    c.num_hidden_layers = shape.layers;
+    c.recurrent_unit_layers =
+        (shape.recurrent_unit_layers != shape.layers).then_some(shape.recurrent_unit_layers);
+    c.embedding_size = shape.embedding_size;
+    let mut head = assistant.head().clone();
+    head.normalize = false;
+    let student = SentenceEncoder::new(
+        c,
+        assistant.tokenizer_json().to_string(),
+        assistant.tokenizer().max_length(),
+        head,
+        assistant.device(),
+    )?;
+    let source = assistant.var_store().variables();
+    let mut targets = student.var_store().variables();
+    tch::no_grad(|| {
+        for (name, t) in targets.iter_mut() {
+            if let Some(s) = source.get(name)
+                && s.size() == t.size()
+            {
+                t.copy_(s);
+            }
+        }
+    });
+    Ok(student)
+}
+
+/// Trains the student's token table and bottleneck projection so that its token
+/// embeddings equal the assistant's (mean squared error over real tokens).
+fn align_bottleneck(
+    assistant: &SentenceEncoder,
+    student: &SentenceEncoder,
+    train_set: &crate::data::ParallelCorpus,
+    budget: &StageBudget,
+    seed: u64,
+    options: &TrainOptions,
+) -> Result<()> {
+    let params: Vec<(String, Tensor)> = student
+        .var_store()
+        .variables()
+        .into_iter()
+        .filter(|(n, _)| n.contains("word_embeddings"))
+        .collect();
+    let mut optimizer = AdamW::new(
+        params,
+        &OptimizerConfig {
+            lr: budget.lr,
+            ..OptimizerConfig::default()
+        },
+    );
+    let mut rng = SplitMix64::new(mix_seed(&[seed, 2]));
+    let warmup = (budget.steps as f64 * budget.warmup_ratio).round() as u64;
+    let bar = if options.progress {
+        indicatif::ProgressBar::new(budget.steps)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let pairs = &train_set.pairs;
+    if pairs.is_empty() {
+        return Err(LaseError::InvalidArgument("no training pairs".into()));
+    }
+    for step in 0..budget.steps {
+        let texts: Vec<&str> = (0..budget.batch_pairs)
+            .flat_map(|_| {
+                let p = &pairs[rng.below(pairs.len())];
+                [p.src.as_str(), p.tgt.as_str()]
+            })
+            .collect();
+        let tokens: Vec<TokenIds> = student.tokenize(&texts)?;
+        let items: Vec<&TokenIds> = tokens.iter().collect();
+        let batch = student.batch(&items);
+        let target = tch::no_grad(|| {
+            assistant
+                .transformer()
+                .embeddings
+                .token_embeddings(&batch.input_ids)
+        });
+        let got = student
+            .transformer()
+            .embeddings
+            .token_embeddings(&batch.input_ids);
+        let mask = batch.attention_mask.to_kind(Kind::Float).unsqueeze(-1);
+        let loss = ((got - target).square() * &mask).sum(Kind::Float)
+            / (mask.sum(Kind::Float) * got_width(student));
+        loss.backward();
+        let lr = learning_rate(
+            budget.lr,
+            step,
+            warmup,
+            budget.steps,
+            super::config::Decay::Linear,
+        );
+        optimizer.step(lr);
+        optimizer.zero_grad();
+        if step == 0 || (step + 1) % 50 == 0 || step + 1 == budget.steps {
+            tracing::info!(
+                "stage 2 step {}: token-embedding MSE {:.5}",
+                step + 1,
+                loss.double_value(&[])
+            );
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+fn got_width(student: &SentenceEncoder) -> f64 {
+    student.config().hidden_size as f64
+}
