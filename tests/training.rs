@@ -628,7 +628,7 @@ fn multistage_distillation_builds_a_recurrent_bottlenecked_student() {
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter_map(|v| v["dev_p_at_1"].as_f64())
-        .last()
+        .next_back()
         .unwrap();
     assert!(dev > 30.0, "dev P@1 {dev}");
     // A finished run is not redone; a chosen stage alone runs again from its folder.
