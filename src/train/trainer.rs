@@ -12,7 +12,7 @@
 //! same weights as an uninterrupted one. libtorch's random generator (dropout) is
 //! process-global, so two runs must not train concurrently in one process.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -613,6 +613,46 @@ impl DevSet {
     }
 }
 
+/// Writes one `dim`-wide row per text of `texts` to `path` (atomically), embedding each
+/// distinct text once (Tatoeba repeats many sentences: 249k of the 382k English sides
+/// are distinct) into the scratch matrix `scratch`, removed afterwards.
+fn write_embeddings_of_distinct(
+    texts: &[String],
+    dim: usize,
+    path: &Path,
+    scratch: &Path,
+    bar: &ProgressBar,
+    embed: &mut dyn FnMut(&[&str]) -> Result<Vec<f32>>,
+) -> Result<()> {
+    let mut row_of: HashMap<&str, usize> = HashMap::new();
+    let mut distinct: Vec<&str> = Vec::new();
+    let rows: Vec<usize> = texts
+        .iter()
+        .map(|text| {
+            *row_of.entry(text.as_str()).or_insert_with(|| {
+                distinct.push(text);
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    bar.set_length(distinct.len() as u64);
+    let mut writer = crate::io::npy::NpyWriter::create(scratch, dim)?;
+    for chunk in distinct.chunks(4096) {
+        writer.write_rows(&embed(chunk)?)?;
+        bar.inc(chunk.len() as u64);
+    }
+    writer.finish()?;
+    let vectors = crate::io::npy::NpyMatrix::open(scratch)?;
+    let mut writer = crate::io::npy::NpyWriter::create(path, dim)?;
+    for chunk in rows.chunks(4096) {
+        let values: Vec<f32> = chunk.iter().flat_map(|&r| vectors.row(r)).collect();
+        writer.write_rows(&values)?;
+    }
+    writer.finish()?;
+    drop(vectors);
+    std::fs::remove_file(scratch).map_err(|e| LaseError::io(scratch, e))
+}
+
 /// Teacher embeddings of the training pairs, computed once into the run folder
 /// (`teacher-source.npy`, `teacher-target.npy`) and memory-mapped.
 struct TeacherCache {
@@ -662,18 +702,16 @@ impl TeacherCache {
                 ProgressBar::hidden()
             };
             bar.set_message(format!("teacher embeddings ({name})"));
-            let mut writer = crate::io::npy::NpyWriter::create(&path, t.dim())?;
-            for chunk in train_set.pairs.chunks(4096) {
-                let texts: Vec<String> = chunk.iter().map(pick).collect();
-                let v = t.encode_with(&texts, &options)?.contiguous();
+            let texts: Vec<String> = train_set.pairs.iter().map(pick).collect();
+            let scratch = out.join(format!("teacher-{name}.distinct.npy"));
+            write_embeddings_of_distinct(&texts, t.dim(), &path, &scratch, &bar, &mut |chunk| {
+                let v = t.encode_with(chunk, &options)?.contiguous();
                 let n = v.numel();
                 let mut values = vec![0f32; n];
                 v.copy_data(&mut values, n);
-                writer.write_rows(&values)?;
-                bar.inc(chunk.len() as u64);
-            }
+                Ok(values)
+            })?;
             bar.finish_and_clear();
-            writer.finish()?;
             Ok(Some(crate::io::npy::NpyMatrix::open(&path)?))
         };
         let (want_src, want_tgt) = match d.teacher_side {
@@ -708,5 +746,48 @@ impl TeacherCache {
                 .view([batch.len() as i64, m.cols as i64])
                 .to_device(device)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn teacher_rows_follow_the_pairs_and_each_distinct_text_is_embedded_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let texts: Vec<String> = ["b", "a", "b", "cc", "a", "b"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut calls: Vec<String> = Vec::new();
+        let path = dir.path().join("cache.npy");
+        let scratch = dir.path().join("cache.distinct.npy");
+        write_embeddings_of_distinct(
+            &texts,
+            2,
+            &path,
+            &scratch,
+            &ProgressBar::hidden(),
+            &mut |chunk| {
+                calls.extend(chunk.iter().map(|s| s.to_string()));
+                Ok(chunk
+                    .iter()
+                    .flat_map(|s| [s.len() as f32, s.as_bytes()[0] as f32])
+                    .collect())
+            },
+        )
+        .unwrap();
+        assert_eq!(calls, ["b", "a", "cc"]);
+        let m = crate::io::npy::NpyMatrix::open(&path).unwrap();
+        assert_eq!(m.rows, texts.len());
+        for (i, t) in texts.iter().enumerate() {
+            assert_eq!(
+                m.row(i),
+                vec![t.len() as f32, t.as_bytes()[0] as f32],
+                "row {i}"
+            );
+        }
+        assert!(!scratch.exists());
     }
 }

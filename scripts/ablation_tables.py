@@ -1,0 +1,72 @@
+"""Prints the ablation tables of docs/results.md from the run folders that
+scripts/distill_ablations.sh and scripts/multistage_experiment.sh write.
+
+    python3 scripts/ablation_tables.py
+"""
+
+import json
+from pathlib import Path
+
+RUNS = Path(__file__).resolve().parents[1] / "runs"
+
+
+def load(run):
+    d = RUNS / run
+    out = {}
+    for name in ("eval.json", "eval-tatoeba.json"):
+        p = d / name
+        if p.exists():
+            out.update(json.loads(p.read_text()))
+    return out
+
+
+def dev_p_at_1(run):
+    p = RUNS / run / "metrics.jsonl"
+    if not p.exists():
+        return None
+    vals = [json.loads(l).get("dev_p_at_1") for l in p.read_text().splitlines() if l.strip()]
+    vals = [v for v in vals if v is not None]
+    return vals[-1] if vals else None
+
+
+def row(label, run):
+    e = load(run)
+    if "tatoeba" not in e or "sts" not in e:
+        return f"| {label} | (not run) | | | | | |"
+    g = e["tatoeba"]["groups"]
+    mono = e["sts"]["monolingual"]
+    non_en = [v for k, v in mono.items() if k != "en"]
+    cross = list(e["sts"]["cross_lingual"].values())
+    dev = dev_p_at_1(run)
+    return "| {} | {:.2f} | {:.2f} | {:.1f} | {:.1f} | {:.1f} | {} |".format(
+        label, g["xtreme36"]["p_at_1"], g["muse"]["p_at_1"], mono["en"],
+        sum(non_en) / len(non_en), sum(cross) / len(cross), "-" if dev is None else f"{dev:.1f}")
+
+
+HEADER = ("| {} | Tatoeba XTREME-36 P@1 | mUSE-13 P@1 | STS en | STS 11 others (mean) | STS en-xx (7, mean) | dev P@1 |\n"
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+
+TABLES = {
+    "LEALLA losses (thin-deep 8 x 128 student from scratch, MiniLM teacher)": [
+        ("AMS", "lealla-ams"), ("FD", "lealla-fd"), ("LD", "lealla-ld"),
+        ("AMS + FD", "lealla-ams-fd"), ("AMS + LD", "lealla-ams-ld"), ("AMS + FD + LD (LEALLA)", "lealla-ams-fd-ld")],
+    "Shape at equal encoder parameters (AMS only)": [
+        ("thin-deep 8 x 128 (128-d)", "lealla-ams"), ("wide-shallow 2 x 256 (256-d)", "shape-wide-shallow"),
+        ("thin-shallow 2 x 128 (128-d)", "shape-thin-shallow")],
+    "Fine-tuning a pretrained student (EMS-small): hard vs soft contrastive vs MSE": [
+        ("none (EMS-small as trained)", "ems-small"), ("hard contrastive (InfoNCE)", "soft-hard-contrastive"),
+        ("MSE (Reimers & Gurevych)", "soft-mse"), ("soft contrastive, Priority", "soft-priority"),
+        ("soft contrastive, Priority + TCM", "soft-priority-tcm")],
+    "Multi-stage stages (each stage's model)": [
+        ("assistant after stage 1 (EMS-small + MSE)", "multistage-small/1-assistant"),
+        ("student after stage 2 (built, bottleneck aligned)", "multistage-small/2-bottleneck"),
+        ("student after stage 3 (MSE from the assistant)", "multistage-small/3-student"),
+        ("student after stage 4 (MCL + MSE)", "multistage-small/4-contrastive")],
+}
+
+for title, rows in TABLES.items():
+    print(f"### {title}\n")
+    print(HEADER.format("row"))
+    for label, run in rows:
+        print(row(label, run))
+    print()
