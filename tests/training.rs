@@ -641,3 +641,52 @@ fn multistage_distillation_builds_a_recurrent_bottlenecked_student() {
     let again = run_multistage(&ms, &out, &[Stage::Contrastive], &options).unwrap();
     assert_eq!(again, model);
 }
+
+/// lealla.txt 3.2: a dimension-reduction head trained on a frozen encoder changes only
+/// the head.
+#[test]
+fn a_frozen_encoder_trains_only_its_new_head() {
+    let _rng = rng_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let tok = tiny_tokenizer_file(dir.path());
+    let base_run = dir.path().join("base");
+    let base_config = config(
+        dir.path(),
+        Some(&tok),
+        "contrastive = \"info-nce\"\nxtr = false",
+        20,
+    );
+    train(&base_config, &base_run, &TrainOptions::default()).unwrap();
+    let base = SentenceEncoder::load(base_run.join("model"), Device::Cpu).unwrap();
+    let mut head_config = base_config.clone();
+    head_config.model.init_from = Some(base_run.join("model"));
+    head_config.model.output_dim = Some(8);
+    head_config.model.freeze_encoder = true;
+    head_config.schedule.steps = 30;
+    head_config.run.eval_every = 30;
+    let out = dir.path().join("head");
+    let s = train(&head_config, &out, &TrainOptions::default()).unwrap();
+    assert!(s.last_loss.unwrap() < s.first_loss.unwrap(), "{s:?}");
+    let reduced = SentenceEncoder::load(out.join("model"), Device::Cpu).unwrap();
+    assert_eq!(reduced.dim(), 8);
+    let before = base.var_store().variables();
+    let after = reduced.var_store().variables();
+    let mut compared = 0;
+    for (name, b) in &before {
+        let a = &after[name];
+        assert_eq!(
+            (a - b).abs().max().double_value(&[]),
+            0.0,
+            "{name} changed under freeze_encoder"
+        );
+        compared += 1;
+    }
+    assert!(compared > 10);
+    // Without a head there is nothing to train.
+    let mut bad = head_config.clone();
+    bad.model.output_dim = None;
+    let err = train(&bad, &dir.path().join("bad"), &TrainOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("freeze_encoder"), "{err}");
+}

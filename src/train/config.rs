@@ -49,6 +49,11 @@ pub struct ModelConfig {
     pub recurrent_unit_layers: Option<usize>,
     /// Dense head d -> k after pooling (dimension reduction); none = no head.
     pub output_dim: Option<usize>,
+    /// Train only the dense head after pooling (e.g. the new `output_dim` layer) and keep
+    /// the transformer frozen: lealla.txt 3.2's dimension-reduction head on a frozen
+    /// encoder.
+    #[serde(default)]
+    pub freeze_encoder: bool,
     /// Start from this lase/HF model folder instead of random weights (its tokenizer
     /// is used and the shape fields above are ignored, except `output_dim`: a width
     /// other than the model's appends a new, randomly initialised dense layer).
@@ -68,6 +73,7 @@ impl Default for ModelConfig {
             embedding_size: None,
             recurrent_unit_layers: None,
             output_dim: None,
+            freeze_encoder: false,
             init_from: None,
         }
     }
@@ -376,6 +382,11 @@ impl TrainConfig {
                 "model.hidden {} must be a positive multiple of model.heads {}",
                 m.hidden, m.heads
             ));
+        }
+        if m.freeze_encoder && m.output_dim.is_none() {
+            return bad(
+                "model.freeze_encoder trains only the dense head: set model.output_dim".into(),
+            );
         }
         let s = &self.schedule;
         if s.batch_pairs < 2 {

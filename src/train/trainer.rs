@@ -178,7 +178,19 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         device,
     );
     let mut optimizer = AdamW::new(
-        trainable_parameters(&encoder, &objective),
+        trainable_parameters(&encoder, &objective)
+            .into_iter()
+            .filter(|(name, t)| {
+                let frozen = config.model.freeze_encoder
+                    && name.starts_with("encoder.")
+                    && !name.starts_with("encoder.dense_");
+                if frozen {
+                    // No gradients flow into the transformer at all.
+                    let _ = t.shallow_clone().set_requires_grad(false);
+                }
+                !frozen
+            })
+            .collect(),
         &config.optimizer,
     );
 
