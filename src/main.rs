@@ -589,7 +589,8 @@ fn check_leakage(args: CheckLeakageArgs) -> Result<()> {
 
 fn tokenizer_train(args: TokenizerTrainArgs) -> Result<()> {
     let config = lase::train::TrainConfig::from_file(&args.config)?;
-    let corpus = lase::data::ParallelCorpus::read(&config.data.sources)?;
+    // The text `lase train` would train its tokenizer on: leaks excluded, dev split out.
+    let (corpus, _) = lase::train::trainer::training_and_dev_sets(&config.data, config.run.seed)?;
     let mut settings = config.tokenizer.clone();
     if let Some(v) = args.vocab_size {
         settings.vocab_size = v;

@@ -25,8 +25,7 @@ use super::config::{
 };
 use super::optimizer::AdamW;
 use super::schedule::learning_rate;
-use super::trainer::{TrainOptions, read_training_pairs, train};
-use crate::data::split_dev;
+use super::trainer::{TrainOptions, train, training_and_dev_sets};
 use crate::error::{LaseError, Result};
 use crate::io::atomic::write_atomic;
 use crate::model::SentenceEncoder;
@@ -358,8 +357,7 @@ fn build_student(config: &MultistageConfig, out: &Path, options: &TrainOptions) 
     let mut student = student_from_assistant(&assistant, &config.student)?;
     let b = &config.stages.bottleneck;
     if config.student.embedding_size.is_some() && b.steps > 0 {
-        let (corpus, _) = read_training_pairs(&config.data)?;
-        let (train_set, _) = split_dev(corpus, &config.data.dev);
+        let (train_set, _) = training_and_dev_sets(&config.data, config.run.seed)?;
         align_bottleneck(
             &assistant,
             &student,

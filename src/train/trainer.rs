@@ -92,11 +92,7 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         write_atomic(&config_path, config.to_toml().as_bytes())?;
     }
 
-    let (corpus, _) = read_training_pairs(&config.data)?;
-    let (mut train_set, dev_set) = split_dev(corpus, &config.data.dev);
-    if let Some(n) = config.data.max_train_pairs {
-        keep_sample(&mut train_set, n, config.run.seed);
-    }
+    let (train_set, dev_set) = training_and_dev_sets(&config.data, config.run.seed)?;
     tracing::info!(
         "{} training pairs in {} languages ({} skipped as empty), {} dev pairs",
         train_set.len(),
@@ -421,6 +417,20 @@ pub fn read_training_pairs(data: &DataConfig) -> Result<(ParallelCorpus, Option<
         dir.display()
     );
     Ok((corpus, Some(dropped)))
+}
+
+/// The pairs a recipe trains on and its dev pairs, as `lase train` splits them: the
+/// sources minus test-set leaks, the dev split carved out, then `max_train_pairs`' sample.
+pub fn training_and_dev_sets(
+    data: &DataConfig,
+    seed: u64,
+) -> Result<(ParallelCorpus, ParallelCorpus)> {
+    let (corpus, _) = read_training_pairs(data)?;
+    let (mut train_set, dev_set) = split_dev(corpus, &data.dev);
+    if let Some(n) = data.max_train_pairs {
+        keep_sample(&mut train_set, n, seed);
+    }
+    Ok((train_set, dev_set))
 }
 
 /// Keeps a seeded random sample of `n` pairs (in their original order).
