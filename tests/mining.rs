@@ -263,6 +263,22 @@ fn cli_mines_precomputed_embeddings_like_the_library() {
     );
 }
 
+/// The recall an approximate search reports equals a direct comparison of its forward
+/// neighbours with exact search's (every query sampled); returns it.
+fn reported_recall_is_direct(
+    r: &lase::mine::MiningResult,
+    exact: &lase::mine::MiningResult,
+) -> f64 {
+    let a = r.approximation.as_ref().unwrap();
+    let all: Vec<usize> = (0..r.forward.len()).collect();
+    let direct = lase::mine::quantized::recall_at_k(&r.forward, &exact.forward, &all);
+    assert!(
+        (a.recall_forward - direct).abs() < 1e-12,
+        "{a:?} vs {direct}"
+    );
+    direct
+}
+
 #[test]
 fn quantized_search_with_a_full_shortlist_equals_exact_search() {
     use lase::mine::quantized::Quantization;
@@ -291,15 +307,7 @@ fn quantized_search_with_a_full_shortlist_equals_exact_search() {
             recall_sample: 1000,
             ..Default::default()
         };
-        let r = mine(&xm, &ym, &short).unwrap();
-        let a = r.approximation.unwrap();
-        let all: Vec<usize> = (0..x.rows).collect();
-        let direct = lase::mine::quantized::recall_at_k(&r.forward, &exact.forward, &all);
-        assert!(
-            (a.recall_forward - direct).abs() < 1e-12,
-            "{q:?}: {} vs {direct}",
-            a.recall_forward
-        );
+        let direct = reported_recall_is_direct(&mine(&xm, &ym, &short).unwrap(), &exact);
         assert!(direct > 0.6, "{q:?}: recall {direct}");
         eprintln!("{q:?}: recall@4 with a 40-row shortlist {direct:.3}");
     }
@@ -408,14 +416,7 @@ fn hnsw_search_finds_the_exact_neighbours_and_reports_its_recall() {
         }),
         ..Default::default()
     };
-    let r = mine(&xm, &ym, &narrow).unwrap();
-    let a = r.approximation.unwrap();
-    let all: Vec<usize> = (0..x.rows).collect();
-    let direct = lase::mine::quantized::recall_at_k(&r.forward, &exact.forward, &all);
-    assert!(
-        (a.recall_forward - direct).abs() < 1e-12,
-        "{a:?} vs {direct}"
-    );
+    let direct = reported_recall_is_direct(&mine(&xm, &ym, &narrow).unwrap(), &exact);
     assert!(direct > 0.3, "recall {direct}");
     // One approximation at a time.
     let both = MineOptions {

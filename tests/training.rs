@@ -377,21 +377,28 @@ fn every_contrastive_kind_trains() {
     }
 }
 
+/// A tiny encoder trained `steps` steps with InfoNCE (a structured space to distil
+/// from or start at): its recipe and model folder.
+fn tiny_trained_model(dir: &Path, steps: u64) -> (TrainConfig, PathBuf) {
+    let tok = tiny_tokenizer_file(dir);
+    let run = dir.join("trained");
+    let recipe = config(
+        dir,
+        Some(&tok),
+        "contrastive = \"info-nce\"\nxtr = false",
+        steps,
+    );
+    train(&recipe, &run, &TrainOptions::default()).unwrap();
+    (recipe, run.join("model"))
+}
+
 #[test]
 fn distillation_from_a_cached_teacher_pulls_the_student_onto_it() {
     let _rng = rng_lock();
     let dir = tempfile::tempdir().unwrap();
     // Teacher: a tiny encoder trained for a few steps so that its space is structured.
-    let tok = tiny_tokenizer_file(dir.path());
-    let teacher_run = dir.path().join("teacher");
-    let teacher_config = config(
-        dir.path(),
-        Some(&tok),
-        "contrastive = \"info-nce\"\nxtr = false",
-        40,
-    );
-    train(&teacher_config, &teacher_run, &TrainOptions::default()).unwrap();
-    let teacher_dir = teacher_run.join("model");
+    let (_, teacher_dir) = tiny_trained_model(dir.path(), 40);
+    let tok = dir.path().join("tiny-tokenizer.json");
     // Student: narrower, all five distillation terms on.
     let mut student = config(
         dir.path(),
@@ -533,16 +540,7 @@ fn multistage_distillation_builds_a_recurrent_bottlenecked_student() {
     };
     let _rng = rng_lock();
     let dir = tempfile::tempdir().unwrap();
-    let tok = tiny_tokenizer_file(dir.path());
-    let teacher_run = dir.path().join("teacher");
-    let teacher_config = config(
-        dir.path(),
-        Some(&tok),
-        "contrastive = \"info-nce\"\nxtr = false",
-        40,
-    );
-    train(&teacher_config, &teacher_run, &TrainOptions::default()).unwrap();
-    let teacher = teacher_run.join("model");
+    let (teacher_config, teacher) = tiny_trained_model(dir.path(), 40);
     let stage = |steps| StageBudget {
         steps,
         lr: 3e-3,
@@ -648,18 +646,10 @@ fn multistage_distillation_builds_a_recurrent_bottlenecked_student() {
 fn a_frozen_encoder_trains_only_its_new_head() {
     let _rng = rng_lock();
     let dir = tempfile::tempdir().unwrap();
-    let tok = tiny_tokenizer_file(dir.path());
-    let base_run = dir.path().join("base");
-    let base_config = config(
-        dir.path(),
-        Some(&tok),
-        "contrastive = \"info-nce\"\nxtr = false",
-        20,
-    );
-    train(&base_config, &base_run, &TrainOptions::default()).unwrap();
-    let base = SentenceEncoder::load(base_run.join("model"), Device::Cpu).unwrap();
+    let (base_config, base_dir) = tiny_trained_model(dir.path(), 20);
+    let base = SentenceEncoder::load(&base_dir, Device::Cpu).unwrap();
     let mut head_config = base_config.clone();
-    head_config.model.init_from = Some(base_run.join("model"));
+    head_config.model.init_from = Some(base_dir);
     head_config.model.output_dim = Some(8);
     head_config.model.freeze_encoder = true;
     head_config.schedule.steps = 30;
