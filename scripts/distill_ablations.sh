@@ -31,7 +31,7 @@ tables=("$@")
 for table in "${tables[@]}"; do
   case $table in
     lealla) for v in ams fd ld ams-fd ams-ld ams-fd-ld; do row lealla "$v"; done ;;
-    shape) for v in thin-deep wide-shallow; do row shape "$v"; done ;;
+    shape) for v in wide-shallow thin-shallow; do row shape "$v"; done ;;  # thin-deep = lealla/ams
     soft) for v in hard-contrastive mse priority priority-tcm; do row soft "$v"; done ;;
     *) echo "unknown table $table (lealla, shape, soft)" >&2; exit 2 ;;
   esac
