@@ -357,13 +357,7 @@ impl TrainConfig {
     }
 
     pub fn from_toml(text: &str) -> Result<Self> {
-        let config: Self = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-                .unwrap_or(0);
-            LaseError::bad_line("<config>", line, e.message().to_owned())
-        })?;
+        let config: Self = parse_toml(text, Path::new("<config>"))?;
         config.validate()?;
         Ok(config)
     }
@@ -414,6 +408,17 @@ impl TrainConfig {
         }
         Ok(())
     }
+}
+
+/// Parses a TOML recipe; an error names `path` and the line it points at.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Result<T> {
+    toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+            .unwrap_or(0);
+        LaseError::bad_line(path, line, e.message().to_owned())
+    })
 }
 
 #[cfg(test)]

@@ -104,13 +104,7 @@ impl MultistageConfig {
 
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
-        let config: Self = toml::from_str(&text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-                .unwrap_or(0);
-            LaseError::bad_line(path, line, e.message().to_string())
-        })?;
+        let config: Self = super::config::parse_toml(&text, path)?;
         let s = &config.student;
         if s.recurrent_unit_layers == 0 || !s.layers.is_multiple_of(s.recurrent_unit_layers) {
             return Err(LaseError::bad_file(
@@ -475,7 +469,7 @@ fn align_bottleneck(
             .token_embeddings(&batch.input_ids);
         let mask = batch.attention_mask.to_kind(Kind::Float).unsqueeze(-1);
         let loss = ((got - target).square() * &mask).sum(Kind::Float)
-            / (mask.sum(Kind::Float) * got_width(student));
+            / (mask.sum(Kind::Float) * student.config().hidden_size as f64);
         loss.backward();
         let lr = learning_rate(
             budget.lr,
@@ -497,8 +491,4 @@ fn align_bottleneck(
     }
     bar.finish_and_clear();
     Ok(())
-}
-
-fn got_width(student: &SentenceEncoder) -> f64 {
-    student.config().hidden_size as f64
 }
