@@ -150,6 +150,10 @@ struct TrainArgs {
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Change one recipe key for this run (repeatable): KEY=VALUE, the value read as TOML
+    /// (schedule.steps=300, optimizer.lr=2e-4); KEY= removes the key (back to its default).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<lase::train::RecipeOverride>,
 }
 
 /// `lase distill --config RECIPE --out DIR`, or `lase distill multistage ...`.
@@ -170,6 +174,10 @@ struct DistillArgs {
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Change one recipe key for this run (repeatable): KEY=VALUE, the value read as TOML
+    /// (schedule.steps=300, optimizer.lr=2e-4); KEY= removes the key (back to its default).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<lase::train::RecipeOverride>,
 }
 
 #[derive(Subcommand)]
@@ -195,6 +203,10 @@ struct MultistageArgs {
     /// Do not draw progress bars.
     #[arg(long)]
     quiet: bool,
+    /// Change one recipe key for this run (repeatable): KEY=VALUE, the value read as TOML
+    /// (schedule.steps=300, optimizer.lr=2e-4); KEY= removes the key (back to its default).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<lase::train::RecipeOverride>,
 }
 
 #[derive(Subcommand)]
@@ -395,7 +407,7 @@ fn main() -> Result<()> {
             let (Some(config_path), Some(out)) = (args.config, args.out) else {
                 anyhow::bail!("lase distill needs --config and --out (or a method: multistage)");
             };
-            let config = lase::train::TrainConfig::from_file(&config_path)?;
+            let config = lase::train::TrainConfig::from_file_with(&config_path, &args.set)?;
             anyhow::ensure!(
                 config.objective.distillation.is_some(),
                 "{}: no [objective.distillation] section: nothing to distill from (use lase train)",
@@ -406,6 +418,7 @@ fn main() -> Result<()> {
                 out,
                 stop_after: args.stop_after,
                 quiet: args.quiet,
+                set: args.set,
             };
             train(args, device)
         }
@@ -455,7 +468,7 @@ fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
 }
 
 fn train(args: TrainArgs, device: tch::Device) -> Result<()> {
-    let config = lase::train::TrainConfig::from_file(&args.config)?;
+    let config = lase::train::TrainConfig::from_file_with(&args.config, &args.set)?;
     let options = lase::train::TrainOptions {
         device,
         stop_after_steps: args.stop_after,
@@ -469,7 +482,7 @@ fn train(args: TrainArgs, device: tch::Device) -> Result<()> {
 
 fn multistage(args: MultistageArgs, device: tch::Device) -> Result<()> {
     use lase::train::multistage::{MultistageConfig, Stage, run_multistage};
-    let config = MultistageConfig::from_file(&args.config)?;
+    let config = MultistageConfig::from_file_with(&args.config, &args.set)?;
     let stages = args
         .stage
         .iter()

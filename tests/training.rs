@@ -680,3 +680,63 @@ fn a_frozen_encoder_trains_only_its_new_head() {
         .to_string();
     assert!(err.contains("freeze_encoder"), "{err}");
 }
+
+/// `lase train --set KEY=VALUE`: the run trains the changed recipe (its saved config.toml
+/// and its metrics show the new values, a removed key falls back to its default), and a
+/// misspelt key fails naming the file before any work is done.
+#[test]
+fn cli_set_changes_the_recipe_of_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let tok = tiny_tokenizer_file(dir.path());
+    let mut recipe = config(
+        dir.path(),
+        Some(&tok),
+        "contrastive = \"info-nce\"\nxtr = false",
+        40,
+    );
+    recipe.model.output_dim = Some(24);
+    let recipe_path = dir.path().join("recipe.toml");
+    std::fs::write(&recipe_path, recipe.to_toml()).unwrap();
+    let lase = |out: &Path, sets: &[&str]| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_lase"));
+        c.args(["--threads", "1", "train", "--quiet", "--config"])
+            .arg(&recipe_path)
+            .arg("--out")
+            .arg(out);
+        for s in sets {
+            c.args(["--set", s]);
+        }
+        c.output().unwrap()
+    };
+
+    let run = dir.path().join("run");
+    let out = lase(
+        &run,
+        &["schedule.steps=6", "model.layers=1", "model.output_dim="],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let saved = TrainConfig::from_file(&run.join("config.toml")).unwrap();
+    assert_eq!(saved.schedule.steps, 6);
+    assert_eq!(saved.model.layers, 1);
+    assert_eq!(saved.model.output_dim, None);
+    assert_eq!(saved.data, recipe.data);
+    let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
+    assert_eq!(last["step"], 6);
+    let model = SentenceEncoder::load(&run.join("model"), Device::Cpu).unwrap();
+    assert_eq!(model.dim(), recipe.model.hidden);
+
+    let bad = dir.path().join("bad");
+    let out = lase(&bad, &["model.layerz=1"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("recipe.toml") && err.contains("layerz"),
+        "{err}"
+    );
+    assert!(!bad.exists());
+}

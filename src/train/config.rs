@@ -349,11 +349,14 @@ impl TrainConfig {
     /// Reads a TOML config; relative data paths are taken relative to the working
     /// directory (as the command line would).
     pub fn from_file(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
-        Self::from_toml(&text).map_err(|e| match e {
-            LaseError::BadLine { line, message, .. } => LaseError::bad_line(path, line, message),
-            other => other,
-        })
+        Self::from_file_with(path, &[])
+    }
+
+    /// [`TrainConfig::from_file`] with command-line `--set` changes applied.
+    pub fn from_file_with(path: &Path, overrides: &[RecipeOverride]) -> Result<Self> {
+        let config: Self = read_recipe(path, overrides)?;
+        config.validate()?;
+        Ok(config)
     }
 
     pub fn from_toml(text: &str) -> Result<Self> {
@@ -410,6 +413,90 @@ impl TrainConfig {
     }
 }
 
+/// One command-line change to a recipe (`--set KEY=VALUE`), for sweeps without a file per
+/// point: `student.embedding_size=32` sets a key (the value is read as TOML: 32, 2e-4,
+/// true, "text", [1, 2]; anything else is taken as a string) and `student.embedding_size=`
+/// (nothing after `=`) removes it, so an optional setting falls back to its default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecipeOverride {
+    keys: Vec<String>,
+    value: Option<toml::Value>,
+}
+
+impl std::str::FromStr for RecipeOverride {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let (key, value) = s
+            .split_once('=')
+            .ok_or_else(|| format!("{s:?}: expected KEY=VALUE, e.g. schedule.steps=300"))?;
+        let keys: Vec<String> = key.trim().split('.').map(str::to_owned).collect();
+        if keys.iter().any(|k| k.is_empty()) {
+            return Err(format!("{s:?}: empty key segment in {key:?}"));
+        }
+        let value = value.trim();
+        let value = (!value.is_empty()).then(|| {
+            toml::from_str::<toml::Table>(&format!("v = {value}"))
+                .ok()
+                .and_then(|mut t| t.remove("v"))
+                .unwrap_or_else(|| toml::Value::String(value.to_owned()))
+        });
+        Ok(Self { keys, value })
+    }
+}
+
+impl RecipeOverride {
+    fn apply(&self, table: &mut toml::Table) -> std::result::Result<(), String> {
+        let (last, parents) = self.keys.split_last().expect("at least one key");
+        let mut here = table;
+        for (depth, key) in parents.iter().enumerate() {
+            let entry = here
+                .entry(key.clone())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            here = entry.as_table_mut().ok_or_else(|| {
+                format!(
+                    "--set {}: {} is not a table",
+                    self.keys.join("."),
+                    self.keys[..=depth].join(".")
+                )
+            })?;
+        }
+        match &self.value {
+            Some(v) => {
+                here.insert(last.clone(), v.clone());
+            }
+            None => {
+                here.remove(last);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads a TOML recipe file and applies `overrides` in order; an error names the file
+/// and, without overrides, the line it points at.
+pub fn read_recipe<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    overrides: &[RecipeOverride],
+) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
+    if overrides.is_empty() {
+        return parse_toml(&text, path);
+    }
+    let mut table: toml::Table = parse_toml(&text, path)?;
+    for o in overrides {
+        o.apply(&mut table)
+            .map_err(|m| LaseError::bad_file(path, m))?;
+    }
+    let shown: Vec<String> = overrides.iter().map(|o| o.keys.join(".")).collect();
+    T::deserialize(toml::Value::Table(table)).map_err(|e| {
+        LaseError::bad_file(
+            path,
+            format!("with --set {}: {}", shown.join(", "), e.message()),
+        )
+    })
+}
+
 /// Parses a TOML recipe; an error names `path` and the line it points at.
 pub fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Result<T> {
     toml::from_str(text).map_err(|e| {
@@ -445,5 +532,56 @@ mod tests {
             err.contains(":4:") && err.contains("learning_rate"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn set_overrides_change_add_and_remove_keys() {
+        let dir = std::env::temp_dir().join(format!("lase-override-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("recipe.toml");
+        std::fs::write(
+            &path,
+            "[data]\nsources = [{ format = \"tsv\", path = \"p.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n\
+             [model]\nlayers = 4\noutput_dim = 128\n",
+        )
+        .unwrap();
+        let set = |s: &str| s.parse::<RecipeOverride>().unwrap();
+        let plain = TrainConfig::from_file(&path).unwrap();
+        assert_eq!((plain.model.layers, plain.model.output_dim), (4, Some(128)));
+        let changed = TrainConfig::from_file_with(
+            &path,
+            &[
+                set("model.layers=2"),
+                set("model.output_dim="),
+                set("optimizer.lr = 2e-4"),
+                set("schedule.decay=linear"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(changed.model.layers, 2);
+        assert_eq!(changed.model.output_dim, None);
+        assert_eq!(changed.optimizer.lr, 2e-4);
+        // Everything not named stays as in the file.
+        assert_eq!(changed.data, plain.data);
+        assert_eq!(changed.model.hidden, plain.model.hidden);
+
+        let err = TrainConfig::from_file_with(&path, &[set("model.layers=many")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("recipe.toml") && err.contains("model.layers"),
+            "{err}"
+        );
+        let err = TrainConfig::from_file_with(&path, &[set("model.layers.deep=1")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("model.layers is not a table"), "{err}");
+        let err = TrainConfig::from_file_with(&path, &[set("model.typo=1")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("typo"), "{err}");
+        assert!("no-equals-sign".parse::<RecipeOverride>().is_err());
+        assert!("a..b=1".parse::<RecipeOverride>().is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -13,5 +13,5 @@ pub mod optimizer;
 pub mod schedule;
 pub mod trainer;
 
-pub use config::TrainConfig;
+pub use config::{RecipeOverride, TrainConfig};
 pub use trainer::{TrainOptions, TrainSummary, train};

@@ -21,7 +21,7 @@ use tch::{Device, Kind, Tensor};
 
 use super::config::{
     ContrastiveKind, DataConfig, DistillationConfig, ModelConfig, ObjectiveConfig, OptimizerConfig,
-    RunConfig, ScheduleConfig, TeacherSide, TokenizerConfig, TrainConfig,
+    RecipeOverride, RunConfig, ScheduleConfig, TeacherSide, TokenizerConfig, TrainConfig,
 };
 use super::optimizer::AdamW;
 use super::schedule::learning_rate;
@@ -103,8 +103,12 @@ impl MultistageConfig {
     }
 
     pub fn from_file(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
-        let config: Self = super::config::parse_toml(&text, path)?;
+        Self::from_file_with(path, &[])
+    }
+
+    /// [`MultistageConfig::from_file`] with command-line `--set` changes applied.
+    pub fn from_file_with(path: &Path, overrides: &[RecipeOverride]) -> Result<Self> {
+        let config: Self = super::config::read_recipe(path, overrides)?;
         let s = &config.student;
         if s.recurrent_unit_layers == 0 || !s.layers.is_multiple_of(s.recurrent_unit_layers) {
             return Err(LaseError::bad_file(
