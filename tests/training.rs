@@ -727,7 +727,7 @@ fn cli_set_changes_the_recipe_of_a_run() {
     let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
     let last: serde_json::Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
     assert_eq!(last["step"], 6);
-    let model = SentenceEncoder::load(&run.join("model"), Device::Cpu).unwrap();
+    let model = SentenceEncoder::load(run.join("model"), Device::Cpu).unwrap();
     assert_eq!(model.dim(), recipe.model.hidden);
 
     let bad = dir.path().join("bad");
