@@ -567,16 +567,27 @@ fn walk_size(dir: &std::path::Path) -> u64 {
 const SERVE_CPU_FORWARD_TOKENS: usize = 256;
 
 fn check_leakage(args: CheckLeakageArgs) -> Result<()> {
-    use lase::eval::leakage::{BenchmarkSentences, find_leaks};
+    use lase::eval::leakage::{BenchmarkSentences, drop_leaks, find_leaks};
     let config = lase::train::TrainConfig::from_file(&args.config)?;
-    let (corpus, dropped) = lase::train::trainer::read_training_pairs(&config.data)?;
-    if let (Some(dir), Some(dropped)) = (&config.data.exclude_test_sets, dropped) {
+    let benchmarks = BenchmarkSentences::read(&args.data_dir)?;
+    // The pairs `lase train` reads: the sources minus the recipe's exclude_test_sets
+    // (read once when that is the folder checked here).
+    let mut corpus = lase::data::ParallelCorpus::read(&config.data.sources)?;
+    if let Some(dir) = &config.data.exclude_test_sets {
+        let same_folder = match (dir.canonicalize(), args.data_dir.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        let dropped = if same_folder {
+            drop_leaks(&mut corpus, &benchmarks)
+        } else {
+            drop_leaks(&mut corpus, &BenchmarkSentences::read(dir)?)
+        };
         println!(
             "the recipe's exclude_test_sets ({}) drops {dropped} pairs",
             dir.display()
         );
     }
-    let benchmarks = BenchmarkSentences::read(&args.data_dir)?;
     let leaks = find_leaks(&corpus, &benchmarks);
     println!(
         "{} training pairs, {} distinct test sentences under {}: {} leaked sentences",

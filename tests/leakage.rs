@@ -6,10 +6,10 @@ use std::path::Path;
 use lase::data::{CorpusSource, ParallelCorpus};
 use lase::eval::leakage::{BenchmarkSentences, drop_leaks, find_leaks};
 
-#[test]
-fn a_planted_test_sentence_is_found_with_its_benchmark() {
-    let dir = tempfile::tempdir().unwrap();
-    let tatoeba = dir.path().join("tatoeba-laser");
+/// A benchmark folder (2 Tatoeba pairs, 1 FLORES sentence) and a training TSV of 3 pairs,
+/// two of which share a sentence with a test set.
+fn planted_leak(dir: &Path) -> std::path::PathBuf {
+    let tatoeba = dir.join("tatoeba-laser");
     std::fs::create_dir_all(&tatoeba).unwrap();
     std::fs::write(
         tatoeba.join("tatoeba.deu-eng.deu"),
@@ -21,18 +21,24 @@ fn a_planted_test_sentence_is_found_with_its_benchmark() {
         "I am hungry.\r\nIt is raining.\r\n",
     )
     .unwrap();
-    let flores = dir.path().join("flores200-devtest/devtest");
+    let flores = dir.join("flores200-devtest/devtest");
     std::fs::create_dir_all(&flores).unwrap();
     std::fs::write(flores.join("fra_Latn.devtest"), "Il pleut sur Paris.\n").unwrap();
-    let benchmarks = BenchmarkSentences::read(dir.path()).unwrap();
-    assert_eq!(benchmarks.len(), 5);
-
-    let train = dir.path().join("train.tsv");
+    let train = dir.join("train.tsv");
     std::fs::write(
         &train,
         "Guten Morgen.\tGood morning.\n  Es regnet. \tIt rains.\nIl pleut sur Paris.\tIt rains on Paris.\n",
     )
     .unwrap();
+    train
+}
+
+#[test]
+fn a_planted_test_sentence_is_found_with_its_benchmark() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = planted_leak(dir.path());
+    let benchmarks = BenchmarkSentences::read(dir.path()).unwrap();
+    assert_eq!(benchmarks.len(), 5);
     let corpus = ParallelCorpus::read(&[CorpusSource::Tsv {
         path: train,
         src_lang: "deu".into(),
@@ -93,5 +99,54 @@ fn training_pairs_share_no_sentence_with_the_test_sets() {
         "{} training sentences are test sentences, e.g. {:?}",
         leaks.len(),
         &leaks[..leaks.len().min(5)]
+    );
+}
+
+/// `lase check-leakage`: fails and names the leaks for a recipe without
+/// `exclude_test_sets`; passes, saying how many pairs the exclusion drops, with it.
+#[test]
+fn check_leakage_command_fails_on_leaks_and_passes_with_the_exclusion() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = planted_leak(dir.path());
+    let recipe = |exclude: &str| {
+        let path = dir.path().join("recipe.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "[data]\nsources = [{{ format = \"tsv\", path = {:?}, src_lang = \"deu\", tgt_lang = \"eng\" }}]\n{exclude}",
+                train.display().to_string()
+            ),
+        )
+        .unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_lase"))
+            .arg("check-leakage")
+            .arg("--config")
+            .arg(&path)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let (ok, text) = recipe("");
+    assert!(!ok, "{text}");
+    assert!(text.contains("2 leaked sentences"), "{text}");
+    assert!(
+        text.contains("Es regnet.") && text.contains("flores200 devtest fra_Latn"),
+        "{text}"
+    );
+    let (ok, text) = recipe(&format!(
+        "exclude_test_sets = {:?}\n",
+        dir.path().display().to_string()
+    ));
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("drops 2 pairs") && text.contains("0 leaked sentences"),
+        "{text}"
     );
 }
