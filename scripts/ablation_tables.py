@@ -13,7 +13,9 @@ RUNS = Path(__file__).resolve().parents[1] / "runs"
 def load(run):
     d = RUNS / run
     out = {}
-    for name in ("eval.json", "eval-tatoeba.json"):
+    # Later files win: a baseline's eval.json may hold all FLORES languages, the
+    # ablation columns use eval-flores.json's 6.
+    for name in ("eval.json", "eval-tatoeba.json", "eval-flores.json", "eval-sib.json"):
         p = d / name
         if p.exists():
             out.update(json.loads(p.read_text()))
@@ -29,22 +31,33 @@ def dev_p_at_1(run):
     return vals[-1] if vals else None
 
 
+def fmt(value, digits):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
 def row(label, run):
     e = load(run)
     if "tatoeba" not in e or "sts" not in e:
-        return f"| {label} | (not run) | | | | | |"
+        return f"| {label} | (not run) |" + " |" * 9
     g = e["tatoeba"]["groups"]
     mono = e["sts"]["monolingual"]
     non_en = [v for k, v in mono.items() if k != "en"]
     cross = list(e["sts"]["cross_lingual"].values())
-    dev = dev_p_at_1(run)
-    return "| {} | {:.2f} | {:.2f} | {:.1f} | {:.1f} | {:.1f} | {} |".format(
-        label, g["xtreme36"]["p_at_1"], g["muse"]["p_at_1"], mono["en"],
-        sum(non_en) / len(non_en), sum(cross) / len(cross), "-" if dev is None else f"{dev:.1f}")
+    flores = e.get("flores", {})
+    sib = e.get("sib", {})
+    cells = [
+        fmt(g["xtreme36"]["p_at_1"], 2), fmt(g["muse"]["p_at_1"], 2),
+        fmt(flores.get("xx_eng_mean_p_at_1"), 1), fmt(flores.get("non_english_mean_p_at_1"), 1),
+        fmt(mono["en"], 1), fmt(sum(non_en) / len(non_en), 1), fmt(sum(cross) / len(cross), 1),
+        fmt(sib.get("english_accuracy"), 1), fmt(sib.get("mean_accuracy"), 1),
+        fmt(dev_p_at_1(run), 1),
+    ]
+    return f"| {label} | " + " | ".join(cells) + " |"
 
 
-HEADER = ("| {} | Tatoeba XTREME-36 P@1 | mUSE-13 P@1 | STS en | STS 11 others (mean) | STS en-xx (7, mean) | dev P@1 |\n"
-          "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+HEADER = ("| {} | Tatoeba XTREME-36 P@1 | mUSE-13 P@1 | FLORES xx-eng P@1 (6) | FLORES non-English P@1 (30) "
+          "| STS en | STS 11 others (mean) | STS en-xx (7, mean) | SIB en | SIB zero-shot (204) | dev P@1 |\n"
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 
 TABLES = {
     "LEALLA losses (thin-deep 8 x 128 student from scratch, MiniLM teacher)": [
@@ -57,11 +70,22 @@ TABLES = {
         ("none (EMS-small as trained)", "ems-small"), ("hard contrastive (InfoNCE)", "soft-hard-contrastive"),
         ("MSE (Reimers & Gurevych)", "soft-mse"), ("soft contrastive, Priority", "soft-priority"),
         ("soft contrastive, Priority + TCM", "soft-priority-tcm")],
+    "Priority vs Average labels, multilingual teacher lase-small (fine-tuning EMS-small)": [
+        ("none (EMS-small as trained)", "ems-small"), ("hard contrastive (InfoNCE; table above)", "soft-hard-contrastive"),
+        ("soft contrastive, Priority", "soft-multilingual-priority"),
+        ("soft contrastive, Average", "soft-multilingual-average")],
     "Multi-stage stages (each stage's model)": [
         ("assistant after stage 1 (EMS-small + MSE)", "multistage-small/1-assistant"),
         ("student after stage 2 (built, bottleneck aligned)", "multistage-small/2-bottleneck"),
         ("student after stage 3 (MSE from the assistant)", "multistage-small/3-student"),
         ("student after stage 4 (MCL + MSE)", "multistage-small/4-contrastive")],
+    "Multi-stage student shape (final students, stages 2-4 on the same assistant)": [
+        ("bs 32, |RU| 2", "multistage-sweep/bs32/4-contrastive"),
+        ("bs 64, |RU| 2 (configs/multistage/small.toml)", "multistage-small/4-contrastive"),
+        ("bs 128, |RU| 2", "multistage-sweep/bs128/4-contrastive"),
+        ("no bottleneck, |RU| 2", "multistage-sweep/no-bottleneck/4-contrastive"),
+        ("bs 64, |RU| 1 (one layer applied 4 times)", "multistage-sweep/ru1/4-contrastive"),
+        ("bs 64, |RU| 4 (no recurrence)", "multistage-sweep/ru4/4-contrastive")],
 }
 
 for title, rows in TABLES.items():
