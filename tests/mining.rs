@@ -20,6 +20,37 @@ fn load(name: &str) -> NpyMatrix {
     NpyMatrix::open(fixture(name)).unwrap()
 }
 
+/// The fixture's source and target embeddings (x.npy, y.npy) as float rows that tests
+/// borrow matrix views of.
+struct FixtureRows {
+    x: Vec<f32>,
+    y: Vec<f32>,
+    x_rows: usize,
+    y_rows: usize,
+    dim: usize,
+}
+
+impl FixtureRows {
+    fn load() -> Self {
+        let (x, y) = (load("x.npy"), load("y.npy"));
+        assert_eq!(x.cols, y.cols);
+        Self {
+            x: x.values().into_owned(),
+            y: y.values().into_owned(),
+            x_rows: x.rows,
+            y_rows: y.rows,
+            dim: x.cols,
+        }
+    }
+
+    fn views(&self) -> (MatrixView<'_>, MatrixView<'_>) {
+        (
+            MatrixView::new(&self.x, self.x_rows, self.dim).unwrap(),
+            MatrixView::new(&self.y, self.y_rows, self.dim).unwrap(),
+        )
+    }
+}
+
 fn expected_knn(name: &str) -> Vec<Vec<(i64, f32)>> {
     read_lines(fixture(name))
         .unwrap()
@@ -37,10 +68,8 @@ fn expected_knn(name: &str) -> Vec<Vec<(i64, f32)>> {
 
 #[test]
 fn knn_matches_brute_force_reference_for_any_block_size() {
-    let (x, y) = (load("x.npy"), load("y.npy"));
-    let (xv, yv) = (x.values(), y.values());
-    let xm = MatrixView::new(&xv, x.rows, x.cols).unwrap();
-    let ym = MatrixView::new(&yv, y.rows, y.cols).unwrap();
+    let rows = FixtureRows::load();
+    let (xm, ym) = rows.views();
     let kernels = [
         (SearchKernel::CpuTiles, 0, 0),
         (SearchKernel::TensorBlocks, 2048, 4096),
@@ -80,10 +109,8 @@ fn knn_matches_brute_force_reference_for_any_block_size() {
 
 #[test]
 fn every_margin_and_retrieval_matches_the_reference() {
-    let (x, y) = (load("x.npy"), load("y.npy"));
-    let (xv, yv) = (x.values(), y.values());
-    let xm = MatrixView::new(&xv, x.rows, x.cols).unwrap();
-    let ym = MatrixView::new(&yv, y.rows, y.cols).unwrap();
+    let rows = FixtureRows::load();
+    let (xm, ym) = rows.views();
     for margin in ["absolute", "distance", "ratio"] {
         for retrieval in ["fwd", "bwd", "max", "intersect"] {
             let options = MineOptions {
@@ -119,10 +146,8 @@ fn every_margin_and_retrieval_matches_the_reference() {
 
 #[test]
 fn planted_pairs_are_found_above_the_threshold() {
-    let (x, y) = (load("x.npy"), load("y.npy"));
-    let (xv, yv) = (x.values(), y.values());
-    let xm = MatrixView::new(&xv, x.rows, x.cols).unwrap();
-    let ym = MatrixView::new(&yv, y.rows, y.cols).unwrap();
+    let rows = FixtureRows::load();
+    let (xm, ym) = rows.views();
     let planted: std::collections::HashSet<(usize, usize)> = read_lines(fixture("planted.tsv"))
         .unwrap()
         .iter()
@@ -282,10 +307,8 @@ fn reported_recall_is_direct(
 #[test]
 fn quantized_search_with_a_full_shortlist_equals_exact_search() {
     use lase::mine::quantized::Quantization;
-    let (x, y) = (load("x.npy"), load("y.npy"));
-    let (xv, yv) = (x.values(), y.values());
-    let xm = MatrixView::new(&xv, x.rows, x.cols).unwrap();
-    let ym = MatrixView::new(&yv, y.rows, y.cols).unwrap();
+    let rows = FixtureRows::load();
+    let (xm, ym) = rows.views();
     let exact = mine(&xm, &ym, &MineOptions::default()).unwrap();
     for q in [Quantization::Binary, Quantization::Int8] {
         // A shortlist as large as the corpus leaves only the exact rescoring.
@@ -358,10 +381,8 @@ fn mined_pairs_are_scored_against_gold_and_the_best_cut_keeps_what_it_says() {
 fn hnsw_search_finds_the_exact_neighbours_and_reports_its_recall() {
     use lase::mine::ann::HnswOptions;
     use lase::mine::quantized::Quantization;
-    let (x, y) = (load("x.npy"), load("y.npy"));
-    let (xv, yv) = (x.values(), y.values());
-    let xm = MatrixView::new(&xv, x.rows, x.cols).unwrap();
-    let ym = MatrixView::new(&yv, y.rows, y.cols).unwrap();
+    let rows = FixtureRows::load();
+    let (xm, ym) = rows.views();
     let exact = mine(&xm, &ym, &MineOptions::default()).unwrap();
     // A candidate list longer than the corpus: nearly exhaustive. (Not quite: the
     // fixture's duplicate vectors leave a few nodes unreachable in the graph, as HNSW
@@ -374,10 +395,10 @@ fn hnsw_search_finds_the_exact_neighbours_and_reports_its_recall() {
         ..Default::default()
     };
     let r = mine(&xm, &ym, &wide).unwrap();
-    let all: Vec<usize> = (0..x.rows).collect();
+    let all: Vec<usize> = (0..rows.x_rows).collect();
     let direct = lase::mine::quantized::recall_at_k(&r.forward, &exact.forward, &all);
     assert!(direct > 0.99, "recall {direct}");
-    for i in 0..x.rows {
+    for i in 0..rows.x_rows {
         for (j, s) in r.forward.indices_of(i).iter().zip(r.forward.scores_of(i)) {
             let dot: f32 = xm
                 .row(i)
@@ -401,12 +422,12 @@ fn hnsw_search_finds_the_exact_neighbours_and_reports_its_recall() {
         exact.pairs.len()
     );
     let a = r.approximation.unwrap();
-    assert_eq!(a.sampled, x.rows);
+    assert_eq!(a.sampled, rows.x_rows);
     assert!(
         (a.recall_forward - direct).abs() < 1e-12,
         "{a:?} vs {direct}"
     );
-    assert!(a.index_bytes > 4 * (x.rows + y.rows) * x.cols);
+    assert!(a.index_bytes > 4 * (rows.x_rows + rows.y_rows) * rows.dim);
     // A narrow search: the reported recall is what a direct comparison gives.
     let narrow = MineOptions {
         ann: Some(HnswOptions {
@@ -426,8 +447,8 @@ fn hnsw_search_finds_the_exact_neighbours_and_reports_its_recall() {
     let err = mine(&xm, &ym, &both).err().unwrap().to_string();
     assert!(err.contains("choose one approximate search"), "{err}");
     // Bad input is checked before any graph is built.
-    let nan = vec![f32::NAN; x.cols];
-    let bad = MatrixView::new(&nan, 1, x.cols).unwrap();
+    let nan = vec![f32::NAN; rows.dim];
+    let bad = MatrixView::new(&nan, 1, rows.dim).unwrap();
     let err = mine(&bad, &ym, &wide).err().unwrap().to_string();
     assert!(err.contains("non-finite"), "{err}");
 }
