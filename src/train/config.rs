@@ -409,6 +409,15 @@ impl TrainConfig {
         if self.data.sources.is_empty() {
             return bad("data.sources is empty".into());
         }
+        if let Some(d) = &self.objective.distillation
+            && d.soft_contrastive > 0.0
+            && d.soft_label == SoftLabel::Average
+            && d.teacher_side != TeacherSide::Both
+        {
+            return bad(
+                "objective.distillation: soft_label = \"average\" averages the teacher's similarities on both sides of each pair: set teacher_side = \"both\" (a multilingual teacher)".into(),
+            );
+        }
         Ok(())
     }
 }
@@ -531,6 +540,24 @@ mod tests {
         assert!(
             err.contains(":4:") && err.contains("learning_rate"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn average_labels_need_a_teacher_on_both_sides() {
+        let recipe = |side: &str| {
+            TrainConfig::from_toml(&format!(
+                "[data]\nsources = [{{ format = \"tsv\", path = \"p.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }}]\n\
+                 [objective.distillation]\nteacher = \"t\"\nteacher_side = \"{side}\"\nmse = 0.0\n\
+                 soft_contrastive = 1.0\nsoft_label = \"average\"\n"
+            ))
+        };
+        let err = recipe("target").unwrap_err().to_string();
+        assert!(err.contains("teacher_side = \"both\""), "{err}");
+        let c = recipe("both").unwrap();
+        assert_eq!(
+            c.objective.distillation.unwrap().soft_label,
+            SoftLabel::Average
         );
     }
 
