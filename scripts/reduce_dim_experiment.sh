@@ -25,6 +25,10 @@ for k in 128 64 32; do
   $lase reduce-dim --model models/lase-small --to "$k" --sample "$out/sample.txt" --output "$out/lase-small-$k"
   $lase eval --quiet --model "$out/lase-small-$k" --suite tatoeba --json "$out/$k.json" | head -3
 done
-# lealla.txt 3.2 itself: a trained 256 -> 128 dense head on the frozen encoder.
-$lase train --quiet --config configs/ablation/lase-small-head128.toml --out runs/lase-small-head128
-$lase eval --quiet --model runs/lase-small-head128/model --suite tatoeba --json "$out/128-trained.json" | head -3
+# lealla.txt 3.2 itself: a trained 256 -> k dense head on the frozen encoder (the 128 recipe
+# with its output width changed for 64 and 32).
+for k in 128 64 32; do
+  $lase train --quiet --config configs/ablation/lase-small-head128.toml --set "model.output_dim=$k" \
+    --out "runs/lase-small-head$k"
+  $lase eval --quiet --model "runs/lase-small-head$k/model" --suite tatoeba --json "$out/$k-trained.json" | head -3
+done
