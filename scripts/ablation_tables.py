@@ -79,13 +79,13 @@ TABLES = {
         ("student after stage 2 (built, bottleneck aligned)", "multistage-small/2-bottleneck"),
         ("student after stage 3 (MSE from the assistant)", "multistage-small/3-student"),
         ("student after stage 4 (MCL + MSE)", "multistage-small/4-contrastive")],
-    "Multi-stage student shape (final students, stages 2-4 on the same assistant)": [
-        ("bs 32, |RU| 2", "multistage-sweep/bs32/4-contrastive"),
-        ("bs 64, |RU| 2 (configs/multistage/small.toml)", "multistage-small/4-contrastive"),
-        ("bs 128, |RU| 2", "multistage-sweep/bs128/4-contrastive"),
-        ("no bottleneck, |RU| 2", "multistage-sweep/no-bottleneck/4-contrastive"),
-        ("bs 64, |RU| 1 (one layer applied 4 times)", "multistage-sweep/ru1/4-contrastive"),
-        ("bs 64, |RU| 4 (no recurrence)", "multistage-sweep/ru4/4-contrastive")],
+    "Multi-stage student shape (final students, stages 2-4 on the same assistant; parameters without the output layer)": [
+        ("bs 32, \\|RU\\| 2: 2.12M", "multistage-sweep/bs32/4-contrastive"),
+        ("bs 64, \\|RU\\| 2: 2.64M (configs/multistage/small.toml)", "multistage-small/4-contrastive"),
+        ("bs 128, \\|RU\\| 2: 3.68M", "multistage-sweep/bs128/4-contrastive"),
+        ("no bottleneck, \\|RU\\| 2: 5.69M", "multistage-sweep/no-bottleneck/4-contrastive"),
+        ("bs 64, \\|RU\\| 1 (one layer applied 4 times): 1.85M", "multistage-sweep/ru1/4-contrastive"),
+        ("bs 64, \\|RU\\| 4 (no recurrence): 4.22M", "multistage-sweep/ru4/4-contrastive")],
 }
 
 for title, rows in TABLES.items():
