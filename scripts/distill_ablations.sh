@@ -36,7 +36,9 @@ for table in "${tables[@]}"; do
     lealla) for v in ams fd ld ams-fd ams-ld ams-fd-ld; do row lealla "$v"; done ;;
     shape) for v in wide-shallow thin-shallow; do row shape "$v"; done ;;  # thin-deep = lealla/ams
     soft) for v in hard-contrastive mse priority priority-tcm; do row soft "$v"; done ;;
-    soft-multilingual) row soft-multilingual priority; row soft-multilingual average soft-multilingual-priority ;;
+    soft-multilingual)
+      row soft-multilingual priority
+      for v in average priority-centred average-centred; do row soft-multilingual "$v" soft-multilingual-priority; done ;;
     *) echo "unknown table $table (lealla, shape, soft, soft-multilingual)" >&2; exit 2 ;;
   esac
 done

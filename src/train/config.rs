@@ -196,6 +196,12 @@ pub struct DistillationConfig {
     pub soft_label: SoftLabel,
     #[serde(default = "DistillationConfig::default_soft_temperature")]
     pub soft_temperature: f64,
+    /// Soft labels from the teacher's vectors minus their mean over the cached training
+    /// pairs (off = the paper). For anisotropic teachers, whose cosines crowd near 1, so
+    /// that softmax(cos / τ) is nearly uniform and the labels carry no signal
+    /// (docs/results.md: lase-small's mean cosine between unrelated sentences is 0.84).
+    #[serde(default)]
+    pub soft_label_centering: bool,
     /// TCM's λ (0.1): L = λ L_cross + L_mono; none = cross-lingual loss only.
     #[serde(default)]
     pub tcm_lambda: Option<f64>,
@@ -217,6 +223,7 @@ impl DistillationConfig {
             soft_contrastive: 0.0,
             soft_label: Self::default_label(),
             soft_temperature: Self::default_soft_temperature(),
+            soft_label_centering: false,
             tcm_lambda: None,
             mcl: 0.0,
         }

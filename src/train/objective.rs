@@ -74,6 +74,8 @@ pub struct Objective {
     ems: Option<EmsContrastive>,
     xtr: Option<Xtr>,
     feature: Option<FeatureDistillation>,
+    /// Subtracted from teacher vectors before soft labels (`soft_label_centering`).
+    teacher_center: Option<Tensor>,
 }
 
 impl Objective {
@@ -113,7 +115,14 @@ impl Objective {
             ems,
             xtr,
             feature,
+            teacher_center: None,
         }
+    }
+
+    /// The mean teacher vector ([d_t]) that soft labels are computed around when the
+    /// recipe sets `soft_label_centering`.
+    pub fn set_teacher_center(&mut self, mean: Tensor) {
+        self.teacher_center = Some(mean);
     }
 
     pub fn needs_bags(&self) -> bool {
@@ -198,10 +207,14 @@ impl Objective {
         }
         if d.soft_contrastive > 0.0 {
             let both = ctx.teacher_x.is_some() && ctx.teacher_y.is_some();
+            let centred = |t: &Tensor| match &self.teacher_center {
+                Some(mean) if d.soft_label_centering => t - mean.to_kind(t.kind()),
+                _ => t.shallow_clone(),
+            };
             let w = soft_labels(
                 d.soft_label,
-                anchor,
-                both.then_some(&ty),
+                &centred(anchor),
+                both.then(|| centred(&ty)).as_ref(),
                 d.soft_temperature,
             );
             let l = match d.tcm_lambda {
@@ -230,5 +243,53 @@ impl Objective {
 
     pub fn set_double(&mut self) {
         self.vs.set_kind(Kind::Double);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::train::config::{DistillationConfig, TeacherSide};
+
+    /// A teacher whose vectors share a large offset (cosine 0.9 between different
+    /// sentences) gives near-uniform Priority labels at τ 0.1: a student that already
+    /// separates the sentences is charged a high soft-contrastive loss. Centred labels
+    /// (`soft_label_centering`) see the teacher's distinct directions again.
+    #[test]
+    fn centred_soft_labels_recover_the_signal_of_an_anisotropic_teacher() {
+        let (n, d) = (8i64, 16i64);
+        let opts = (Kind::Float, Device::Cpu);
+        let directions = Tensor::cat(&[Tensor::eye(n, opts), Tensor::zeros([n, d - n], opts)], 1);
+        let mut offset = vec![0f32; d as usize];
+        offset[d as usize - 1] = 3.0;
+        let teacher = &directions + Tensor::from_slice(&offset);
+        let mut distillation = DistillationConfig::mse_only("unused".into(), TeacherSide::Target);
+        distillation.mse = 0.0;
+        distillation.soft_contrastive = 1.0;
+        distillation.soft_label_centering = true;
+        let config = ObjectiveConfig {
+            contrastive: ContrastiveKind::None,
+            xtr: false,
+            distillation: Some(distillation),
+            ..Default::default()
+        };
+        let mut objective =
+            Objective::new(&config, d as usize, 1, 10, Some(d as usize), Device::Cpu);
+        let langs = vec![0i64; n as usize];
+        let ctx = BatchContext::new(&langs, &langs, Device::Cpu)
+            .with_teacher(None, Some(teacher.shallow_clone()));
+        let soft = |o: &Objective| {
+            let out = o.loss(&directions, &directions, &ctx);
+            out.parts
+                .iter()
+                .find(|(k, _)| *k == "soft_contrastive")
+                .unwrap()
+                .1
+        };
+        let plain = soft(&objective);
+        objective.set_teacher_center(teacher.mean_dim(0, false, Kind::Float));
+        let centred = soft(&objective);
+        assert!(plain > 5.0, "near-uniform labels: {plain}");
+        assert!(centred < 0.2 * plain, "centred {centred} vs plain {plain}");
     }
 }

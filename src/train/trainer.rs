@@ -173,6 +173,11 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         teacher.as_ref().map(|t| t.dim),
         device,
     );
+    if let (Some(t), Some(d)) = (&teacher, &config.objective.distillation)
+        && d.soft_label_centering
+    {
+        objective.set_teacher_center(t.mean(device));
+    }
     let mut optimizer = AdamW::new(
         trainable_parameters(&encoder, &objective)
             .into_iter()
@@ -753,6 +758,25 @@ impl TeacherCache {
             target,
             dim,
         })
+    }
+
+    /// The mean teacher vector over every cached row of both sides, [d_t] on `device`.
+    fn mean(&self, device: Device) -> tch::Tensor {
+        let mut sum = vec![0f64; self.dim];
+        let mut rows = 0usize;
+        for m in [&self.source, &self.target].into_iter().flatten() {
+            for row in m.values().chunks(m.cols) {
+                for (s, &v) in sum.iter_mut().zip(row) {
+                    *s += f64::from(v);
+                }
+            }
+            rows += m.rows;
+        }
+        let mean: Vec<f32> = sum
+            .iter()
+            .map(|s| (s / rows.max(1) as f64) as f32)
+            .collect();
+        tch::Tensor::from_slice(&mean).to_device(device)
     }
 
     /// Rows `batch` of a side as [N, d_t] on `device`.
