@@ -72,8 +72,10 @@ TABLES = {
         ("soft contrastive, Priority + TCM", "soft-priority-tcm")],
     "Priority vs Average labels, multilingual teacher lase-small (fine-tuning EMS-small)": [
         ("none (EMS-small as trained)", "ems-small"), ("hard contrastive (InfoNCE; table above)", "soft-hard-contrastive"),
-        ("soft contrastive, Priority", "soft-multilingual-priority"),
-        ("soft contrastive, Average", "soft-multilingual-average")],
+        ("soft contrastive, Priority (paper's labels)", "soft-multilingual-priority"),
+        ("soft contrastive, Average (paper's labels)", "soft-multilingual-average"),
+        ("soft contrastive, Priority, centred labels", "soft-multilingual-priority-centred"),
+        ("soft contrastive, Average, centred labels", "soft-multilingual-average-centred")],
     "Multi-stage stages (each stage's model)": [
         ("assistant after stage 1 (EMS-small + MSE)", "multistage-small/1-assistant"),
         ("student after stage 2 (built, bottleneck aligned)", "multistage-small/2-bottleneck"),
