@@ -135,6 +135,15 @@ struct ServeArgs {
     forward_batch_tokens: Option<usize>,
 }
 
+/// `--set` changes to a recipe, shared by the commands that read one.
+#[derive(Args, Clone)]
+struct RecipeOverrideArgs {
+    /// Change one recipe key for this run (repeatable): KEY=VALUE, the value read as TOML
+    /// (schedule.steps=300, optimizer.lr=2e-4); KEY= removes the key (back to its default).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<lase::train::RecipeOverride>,
+}
+
 #[derive(Args)]
 struct TrainArgs {
     /// The recipe (TOML).
@@ -150,10 +159,8 @@ struct TrainArgs {
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
-    /// Change one recipe key for this run (repeatable): KEY=VALUE, the value read as TOML
-    /// (schedule.steps=300, optimizer.lr=2e-4); KEY= removes the key (back to its default).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<lase::train::RecipeOverride>,
+    #[command(flatten)]
+    overrides: RecipeOverrideArgs,
 }
 
 /// `lase distill --config RECIPE --out DIR`, or `lase distill multistage ...`.
@@ -174,10 +181,8 @@ struct DistillArgs {
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
-    /// Change one recipe key for this run (repeatable): KEY=VALUE, the value read as TOML
-    /// (schedule.steps=300, optimizer.lr=2e-4); KEY= removes the key (back to its default).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<lase::train::RecipeOverride>,
+    #[command(flatten)]
+    overrides: RecipeOverrideArgs,
 }
 
 #[derive(Subcommand)]
@@ -203,10 +208,8 @@ struct MultistageArgs {
     /// Do not draw progress bars.
     #[arg(long)]
     quiet: bool,
-    /// Change one recipe key for this run (repeatable): KEY=VALUE, the value read as TOML
-    /// (schedule.steps=300, optimizer.lr=2e-4); KEY= removes the key (back to its default).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<lase::train::RecipeOverride>,
+    #[command(flatten)]
+    overrides: RecipeOverrideArgs,
 }
 
 #[derive(Subcommand)]
@@ -407,7 +410,8 @@ fn main() -> Result<()> {
             let (Some(config_path), Some(out)) = (args.config, args.out) else {
                 anyhow::bail!("lase distill needs --config and --out (or a method: multistage)");
             };
-            let config = lase::train::TrainConfig::from_file_with(&config_path, &args.set)?;
+            let config =
+                lase::train::TrainConfig::from_file_with(&config_path, &args.overrides.set)?;
             anyhow::ensure!(
                 config.objective.distillation.is_some(),
                 "{}: no [objective.distillation] section: nothing to distill from (use lase train)",
@@ -418,7 +422,7 @@ fn main() -> Result<()> {
                 out,
                 stop_after: args.stop_after,
                 quiet: args.quiet,
-                set: args.set,
+                overrides: args.overrides,
             };
             train(args, device)
         }
@@ -468,7 +472,7 @@ fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
 }
 
 fn train(args: TrainArgs, device: tch::Device) -> Result<()> {
-    let config = lase::train::TrainConfig::from_file_with(&args.config, &args.set)?;
+    let config = lase::train::TrainConfig::from_file_with(&args.config, &args.overrides.set)?;
     let options = lase::train::TrainOptions {
         device,
         stop_after_steps: args.stop_after,
@@ -482,7 +486,7 @@ fn train(args: TrainArgs, device: tch::Device) -> Result<()> {
 
 fn multistage(args: MultistageArgs, device: tch::Device) -> Result<()> {
     use lase::train::multistage::{MultistageConfig, Stage, run_multistage};
-    let config = MultistageConfig::from_file_with(&args.config, &args.set)?;
+    let config = MultistageConfig::from_file_with(&args.config, &args.overrides.set)?;
     let stages = args
         .stage
         .iter()
@@ -567,22 +571,16 @@ fn walk_size(dir: &std::path::Path) -> u64 {
 const SERVE_CPU_FORWARD_TOKENS: usize = 256;
 
 fn check_leakage(args: CheckLeakageArgs) -> Result<()> {
-    use lase::eval::leakage::{BenchmarkSentences, drop_leaks, find_leaks};
+    use lase::eval::leakage::{BenchmarkSentences, find_leaks};
     let config = lase::train::TrainConfig::from_file(&args.config)?;
     let benchmarks = BenchmarkSentences::read(&args.data_dir)?;
-    // The pairs `lase train` reads: the sources minus the recipe's exclude_test_sets
-    // (read once when that is the folder checked here).
-    let mut corpus = lase::data::ParallelCorpus::read(&config.data.sources)?;
-    if let Some(dir) = &config.data.exclude_test_sets {
-        let same_folder = match (dir.canonicalize(), args.data_dir.canonicalize()) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
-        };
-        let dropped = if same_folder {
-            drop_leaks(&mut corpus, &benchmarks)
-        } else {
-            drop_leaks(&mut corpus, &BenchmarkSentences::read(dir)?)
-        };
+    // The pairs `lase train` reads (the exclusion folder is not read again when it is
+    // the one checked here).
+    let (corpus, dropped) = lase::train::trainer::read_training_pairs(
+        &config.data,
+        Some((&args.data_dir, &benchmarks)),
+    )?;
+    if let (Some(dir), Some(dropped)) = (&config.data.exclude_test_sets, dropped) {
         println!(
             "the recipe's exclude_test_sets ({}) drops {dropped} pairs",
             dir.display()

@@ -32,6 +32,7 @@ use crate::data::{BatchSampler, ParallelCorpus, split_dev};
 use crate::error::{LaseError, Result};
 use crate::eval::bitext_retrieval::bitext_retrieval;
 use crate::eval::embed_unit_vectors;
+use crate::eval::leakage::BenchmarkSentences;
 use crate::inference::EncodeOptions;
 use crate::io::atomic::write_atomic;
 use crate::mine::MatrixView;
@@ -409,13 +410,29 @@ fn summary(
 
 /// A recipe's training pairs: its sources, less the pairs that share a sentence with a
 /// test set under `exclude_test_sets`; also how many were dropped (None: no exclusion).
-pub fn read_training_pairs(data: &DataConfig) -> Result<(ParallelCorpus, Option<usize>)> {
+/// `already_read`: benchmark sentences the caller has read from a folder, used instead of
+/// reading that folder again when it is the exclusion folder.
+pub fn read_training_pairs(
+    data: &DataConfig,
+    already_read: Option<(&Path, &BenchmarkSentences)>,
+) -> Result<(ParallelCorpus, Option<usize>)> {
     let mut corpus = ParallelCorpus::read(&data.sources)?;
     let Some(dir) = &data.exclude_test_sets else {
         return Ok((corpus, None));
     };
-    let benchmarks = crate::eval::leakage::BenchmarkSentences::read(dir)?;
-    let dropped = crate::eval::leakage::drop_leaks(&mut corpus, &benchmarks);
+    let same_folder = |read_from: &Path| match (dir.canonicalize(), read_from.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    let read_here;
+    let benchmarks = match already_read {
+        Some((folder, b)) if same_folder(folder) => b,
+        _ => {
+            read_here = BenchmarkSentences::read(dir)?;
+            &read_here
+        }
+    };
+    let dropped = crate::eval::leakage::drop_leaks(&mut corpus, benchmarks);
     tracing::info!(
         "dropped {dropped} training pairs sharing a sentence with the {} test sentences under {}",
         benchmarks.len(),
@@ -430,7 +447,7 @@ pub fn training_and_dev_sets(
     data: &DataConfig,
     seed: u64,
 ) -> Result<(ParallelCorpus, ParallelCorpus)> {
-    let (corpus, _) = read_training_pairs(data)?;
+    let (corpus, _) = read_training_pairs(data, None)?;
     let (mut train_set, dev_set) = split_dev(corpus, &data.dev);
     if let Some(n) = data.max_train_pairs {
         keep_sample(&mut train_set, n, seed);
