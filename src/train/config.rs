@@ -570,9 +570,8 @@ mod tests {
 
     #[test]
     fn set_overrides_change_add_and_remove_keys() {
-        let dir = std::env::temp_dir().join(format!("lase-override-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("recipe.toml");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("recipe.toml");
         std::fs::write(
             &path,
             "[data]\nsources = [{ format = \"tsv\", path = \"p.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n\
@@ -616,6 +615,5 @@ mod tests {
         assert!(err.contains("typo"), "{err}");
         assert!("no-equals-sign".parse::<RecipeOverride>().is_err());
         assert!("a..b=1".parse::<RecipeOverride>().is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -74,7 +74,8 @@ pub struct Objective {
     ems: Option<EmsContrastive>,
     xtr: Option<Xtr>,
     feature: Option<FeatureDistillation>,
-    /// Subtracted from teacher vectors before soft labels (`soft_label_centering`).
+    /// Subtracted from teacher vectors before soft labels; set by the trainer when the
+    /// recipe asks for `soft_label_centering`.
     teacher_center: Option<Tensor>,
 }
 
@@ -119,8 +120,8 @@ impl Objective {
         }
     }
 
-    /// The mean teacher vector ([d_t]) that soft labels are computed around when the
-    /// recipe sets `soft_label_centering`.
+    /// The mean teacher vector ([d_t]) that soft labels are computed around
+    /// (`soft_label_centering`).
     pub fn set_teacher_center(&mut self, mean: Tensor) {
         self.teacher_center = Some(mean);
     }
@@ -208,8 +209,8 @@ impl Objective {
         if d.soft_contrastive > 0.0 {
             let both = ctx.teacher_x.is_some() && ctx.teacher_y.is_some();
             let centred = |t: &Tensor| match &self.teacher_center {
-                Some(mean) if d.soft_label_centering => t - mean.to_kind(t.kind()),
-                _ => t.shallow_clone(),
+                Some(mean) => t - mean.to_kind(t.kind()),
+                None => t.shallow_clone(),
             };
             let w = soft_labels(
                 d.soft_label,
