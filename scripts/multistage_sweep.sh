@@ -28,7 +28,8 @@ for v in "${variants[@]}"; do
   [ -e "$out/1-assistant" ] || ln -s "$(realpath "$BASE/1-assistant")" "$out/1-assistant"
   for side in source target; do
     cache=$BASE/3-student/teacher-$side.npy
-    [ -e "$out/3-student/teacher-$side.npy" ] || ln "$cache" "$out/3-student/teacher-$side.npy"
+    dst=$out/3-student/teacher-$side.npy
+    [ -e "$dst" ] || ln "$cache" "$dst" 2>/dev/null || cp "$cache" "$dst"
   done
   if [ ! -f "$out/4-contrastive/model/config.json" ]; then
     $LASE distill multistage --config configs/multistage/small.toml --set "${VARIANTS[$v]}" \
