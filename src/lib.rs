@@ -10,6 +10,7 @@ pub mod error;
 pub mod eval;
 pub mod inference;
 pub mod io;
+pub mod lang;
 pub mod losses;
 pub mod mine;
 pub mod model;

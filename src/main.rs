@@ -105,6 +105,11 @@ struct CheckLeakageArgs {
     /// Folder holding the benchmark data (tatoeba-laser/, flores200-devtest/, ...).
     #[arg(long, default_value = "../shared/data")]
     data_dir: PathBuf,
+    /// Also write the distinct test sentences that occur in the recipe's sources (before
+    /// its exclusion), one per line: a file that `exclude_test_sets` accepts in place of
+    /// the benchmark folder and that drops exactly the same pairs.
+    #[arg(long)]
+    write_found: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -156,6 +161,10 @@ struct TrainArgs {
     /// Stop after this many steps in this process (checkpointed; run again to resume).
     #[arg(long)]
     stop_after: Option<u64>,
+    /// Stop at the first step past this many seconds in this process (checkpointed; run
+    /// again to resume): fits a run into a scheduler's or a lent GPU's time slot.
+    #[arg(long)]
+    time_limit: Option<u64>,
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
@@ -178,6 +187,10 @@ struct DistillArgs {
     /// Stop after this many steps in this process (checkpointed; run again to resume).
     #[arg(long)]
     stop_after: Option<u64>,
+    /// Stop at the first step past this many seconds in this process (checkpointed; run
+    /// again to resume): fits a run into a scheduler's or a lent GPU's time slot.
+    #[arg(long)]
+    time_limit: Option<u64>,
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
@@ -244,8 +257,9 @@ struct EvalArgs {
         default_value = "tatoeba,flores,bucc,pool,sts,sib"
     )]
     suite: Vec<String>,
-    /// Restrict to these languages, in each suite's codes (tatoeba: deu; flores: deu_Latn;
-    /// sts: de, ko). Codes a suite does not know are an error for that suite.
+    /// Restrict to these languages: ISO 639-3 with an optional script (deu, deu_Latn,
+    /// zho_Hans; 2-letter aliases such as de are mapped, and the log says so). One list
+    /// serves every suite: each takes the languages it has and notes the others.
     #[arg(long, value_delimiter = ',')]
     langs: Option<Vec<String>>,
     /// Folder holding the benchmark data (tatoeba-laser/, ...).
@@ -421,6 +435,7 @@ fn main() -> Result<()> {
                 config: config_path,
                 out,
                 stop_after: args.stop_after,
+                time_limit: args.time_limit,
                 quiet: args.quiet,
                 overrides: args.overrides,
             };
@@ -476,6 +491,7 @@ fn train(args: TrainArgs, device: tch::Device) -> Result<()> {
     let options = lase::train::TrainOptions {
         device,
         stop_after_steps: args.stop_after,
+        time_limit: args.time_limit.map(std::time::Duration::from_secs),
         progress: !args.quiet,
     };
     let summary = lase::train::train(&config, &args.out, &options)
@@ -495,6 +511,7 @@ fn multistage(args: MultistageArgs, device: tch::Device) -> Result<()> {
     let options = lase::train::TrainOptions {
         device,
         stop_after_steps: None,
+        time_limit: None,
         progress: !args.quiet,
     };
     let model = run_multistage(&config, &args.out, &stages, &options)
@@ -584,6 +601,23 @@ fn check_leakage(args: CheckLeakageArgs) -> Result<()> {
         println!(
             "the recipe's exclude_test_sets ({}) drops {dropped} pairs",
             dir.display()
+        );
+    }
+    if let Some(path) = &args.write_found {
+        let raw = lase::data::ParallelCorpus::read(&config.data.sources)?;
+        let mut found: Vec<String> = find_leaks(&raw, &benchmarks)
+            .into_iter()
+            .map(|l| l.sentence.trim().to_owned())
+            .collect();
+        found.sort();
+        found.dedup();
+        let mut text = found.join("\n");
+        text.push('\n');
+        lase::io::atomic::write_atomic(path, text.as_bytes())?;
+        println!(
+            "{}: {} test sentences found in the sources (an exclude_test_sets list)",
+            path.display(),
+            found.len()
         );
     }
     let leaks = find_leaks(&corpus, &benchmarks);

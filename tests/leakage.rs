@@ -43,6 +43,7 @@ fn a_planted_test_sentence_is_found_with_its_benchmark() {
         path: train,
         src_lang: "deu".into(),
         tgt_lang: "eng".into(),
+        weight: None,
     }])
     .unwrap();
     let leaks = find_leaks(&corpus, &benchmarks);

@@ -3,7 +3,18 @@
 //!   `<lang>.labels.gz` with a fine-grained label per line, e.g. `cmn_Hans`), as in
 //!   `../shared/data/tatoeba-challenge-eng-train`;
 //! - two line-aligned files (Moses layout: `corpus.de`, `corpus.en`);
-//! - a TSV file with `src<TAB>tgt` per line.
+//! - a TSV file with `src<TAB>tgt` per line;
+//! - a folder of Moses pairs (`<a>-<b>/<stem>.<a>.gz` beside `<stem>.<b>.gz`, as an OPUS or
+//!   WMT download unpacks), as in `../shared/data/parallel-news`;
+//! - an N-way aligned folder (`<lang>.txt.gz` per language, line i the same segment in
+//!   every file, an empty line where a language lacks it), as in
+//!   `../shared/data/parallel-bible`: pairs with the pivot language (English), and
+//!   optionally non-pivot pairs drawn from the same rows ([`super::nway`]).
+//!
+//! Language codes given in a recipe or found in file names are normalised to lase's one
+//! scheme ([`crate::lang`]: ISO 639-3 with an optional script; `de` becomes `deu`).
+//! Each source may carry a `weight`: batches then draw a source by weight and a language
+//! within it by temperature ([`super::sampler`]).
 //!
 //! Files may be plain or gzip. Misaligned files (different line counts) and bad lines
 //! (invalid UTF-8, a TSV line without exactly two fields) are errors naming the file and
@@ -23,9 +34,15 @@ pub struct TranslationPair {
     pub tgt: String,
     pub src_lang: u16,
     pub tgt_lang: u16,
+    /// Index of the recipe source the pair was read from.
+    pub source: u16,
+    /// Row of an N-way aligned source: pairs of one row translate each other, so they
+    /// never share a batch (false negatives) nor straddle the dev split.
+    pub row: Option<u32>,
 }
 
-/// Where a corpus comes from, as written in a training config.
+/// Where a corpus comes from, as written in a training config. Every format takes an
+/// optional `weight` (see [`CorpusSource::weight`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "format", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum CorpusSource {
@@ -35,6 +52,8 @@ pub enum CorpusSource {
         path: PathBuf,
         #[serde(default)]
         languages: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        weight: Option<f64>,
     },
     /// Two line-aligned files.
     Moses {
@@ -42,13 +61,87 @@ pub enum CorpusSource {
         tgt: PathBuf,
         src_lang: String,
         tgt_lang: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        weight: Option<f64>,
     },
     /// One file, `src<TAB>tgt` per line.
     Tsv {
         path: PathBuf,
         src_lang: String,
         tgt_lang: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        weight: Option<f64>,
     },
+    /// A folder of `<a>-<b>` sub-folders, each holding Moses file pairs
+    /// `<stem>.<a>[.gz]` / `<stem>.<b>[.gz]` (several stems per folder: one per test set
+    /// or corpus). The `pivot` language goes on the target side. `languages` keeps only
+    /// folders whose other language is listed (all when empty).
+    MosesFolder {
+        path: PathBuf,
+        #[serde(default = "default_pivot")]
+        pivot: String,
+        #[serde(default)]
+        languages: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        weight: Option<f64>,
+    },
+    /// An N-way aligned folder: `<lang>.txt[.gz]` per language, every file with the same
+    /// number of lines, an empty line where a language lacks that row. Gives a pair
+    /// (language, `pivot`) per row with both sides present, the pivot on the target side,
+    /// plus `non_pivot_pairs` seeded random pairs per row between other languages present
+    /// in it (0 = none).
+    NWay {
+        path: PathBuf,
+        #[serde(default = "default_pivot")]
+        pivot: String,
+        #[serde(default)]
+        languages: Vec<String>,
+        #[serde(default)]
+        non_pivot_pairs: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        weight: Option<f64>,
+    },
+}
+
+fn default_pivot() -> String {
+    "eng".into()
+}
+
+impl CorpusSource {
+    /// The source's sampling weight, when the recipe gives one. When any source of a
+    /// recipe has a weight, a batch slot draws a source with probability proportional to
+    /// its weight (1 when unset) and then a language of that source by temperature;
+    /// without weights, languages of all sources are pooled (the sampler's default).
+    pub fn weight(&self) -> Option<f64> {
+        match self {
+            Self::TatoebaChallenge { weight, .. }
+            | Self::Moses { weight, .. }
+            | Self::Tsv { weight, .. }
+            | Self::MosesFolder { weight, .. }
+            | Self::NWay { weight, .. } => *weight,
+        }
+    }
+
+    /// Non-pivot pairs per row this source draws (N-way folders only).
+    pub fn non_pivot_pairs(&self) -> usize {
+        match self {
+            Self::NWay {
+                non_pivot_pairs, ..
+            } => *non_pivot_pairs,
+            _ => 0,
+        }
+    }
+
+    /// The folder or file the source reads (for messages).
+    pub fn path(&self) -> &Path {
+        match self {
+            Self::TatoebaChallenge { path, .. }
+            | Self::Tsv { path, .. }
+            | Self::MosesFolder { path, .. }
+            | Self::NWay { path, .. } => path,
+            Self::Moses { src, .. } => src,
+        }
+    }
 }
 
 /// Translation pairs and the language codes they use.
@@ -58,6 +151,8 @@ pub struct ParallelCorpus {
     pub pairs: Vec<TranslationPair>,
     /// Pairs dropped because one side was empty.
     pub skipped_empty: usize,
+    /// The source index that [`Self::push`] records (set while reading each source).
+    pub(crate) current_source: u16,
 }
 
 /// ISO 639-3 individual languages grouped under the macro-language code that some data
@@ -86,7 +181,8 @@ pub fn macro_language(code: &str) -> &str {
 }
 
 impl ParallelCorpus {
-    /// Index of a language code, adding it when new.
+    /// Index of a language code, adding it when new. Codes are stored as given; readers
+    /// normalise them first ([`crate::lang::normalize`]).
     pub fn language_id(&mut self, code: &str) -> u16 {
         if let Some(i) = self.languages.iter().position(|l| l == code) {
             return i as u16;
@@ -106,23 +202,70 @@ impl ParallelCorpus {
     /// Reads every source into one corpus.
     pub fn read(sources: &[CorpusSource]) -> Result<Self> {
         let mut corpus = Self::default();
-        for source in sources {
+        for (index, source) in sources.iter().enumerate() {
+            corpus.current_source = u16::try_from(index).map_err(|_| {
+                LaseError::InvalidArgument("a recipe may list at most 65,535 sources".into())
+            })?;
+            if let Some(w) = source.weight()
+                && !(w.is_finite() && w > 0.0)
+            {
+                return Err(LaseError::bad_file(
+                    source.path(),
+                    format!("source weight {w} must be a positive number"),
+                ));
+            }
+            let before = corpus.pairs.len();
             match source {
-                CorpusSource::TatoebaChallenge { path, languages } => {
-                    corpus.add_tatoeba_challenge(path, languages)?
-                }
+                CorpusSource::TatoebaChallenge {
+                    path, languages, ..
+                } => corpus.add_tatoeba_challenge(path, &normalize_all(languages)?)?,
                 CorpusSource::Moses {
                     src,
                     tgt,
                     src_lang,
                     tgt_lang,
-                } => corpus.add_aligned_files(src, tgt, src_lang, tgt_lang)?,
+                    ..
+                } => corpus.add_aligned_files(
+                    src,
+                    tgt,
+                    &crate::lang::normalize(src_lang)?,
+                    &crate::lang::normalize(tgt_lang)?,
+                )?,
                 CorpusSource::Tsv {
                     path,
                     src_lang,
                     tgt_lang,
-                } => corpus.add_tsv(path, src_lang, tgt_lang)?,
+                    ..
+                } => corpus.add_tsv(
+                    path,
+                    &crate::lang::normalize(src_lang)?,
+                    &crate::lang::normalize(tgt_lang)?,
+                )?,
+                CorpusSource::MosesFolder {
+                    path,
+                    pivot,
+                    languages,
+                    ..
+                } => corpus.add_moses_folder(path, pivot, &normalize_all(languages)?)?,
+                CorpusSource::NWay {
+                    path,
+                    pivot,
+                    languages,
+                    non_pivot_pairs,
+                    ..
+                } => super::nway::add_n_way(
+                    &mut corpus,
+                    path,
+                    pivot,
+                    &normalize_all(languages)?,
+                    *non_pivot_pairs,
+                )?,
             }
+            tracing::info!(
+                "{}: {} pairs",
+                source.path().display(),
+                corpus.pairs.len() - before
+            );
         }
         if corpus.pairs.is_empty() {
             return Err(LaseError::InvalidArgument(
@@ -132,7 +275,16 @@ impl ParallelCorpus {
         Ok(corpus)
     }
 
-    fn push(&mut self, src: String, tgt: String, src_lang: u16, tgt_lang: u16) {
+    /// Adds a pair of the source being read (`row`: its N-way row, if any); pairs with
+    /// an empty side are counted in [`Self::skipped_empty`] instead.
+    pub fn push(
+        &mut self,
+        src: String,
+        tgt: String,
+        src_lang: u16,
+        tgt_lang: u16,
+        row: Option<u32>,
+    ) {
         if src.trim().is_empty() || tgt.trim().is_empty() {
             self.skipped_empty += 1;
             return;
@@ -142,7 +294,98 @@ impl ParallelCorpus {
             tgt,
             src_lang,
             tgt_lang,
+            source: self.current_source,
+            row,
         });
+    }
+
+    /// Pair indices grouped by (source, source-side language), with each group's source:
+    /// the groups a weighted mix of sources samples from.
+    pub fn pairs_by_source_and_language(&self) -> Vec<(u16, Vec<u32>)> {
+        let mut groups: std::collections::BTreeMap<(u16, u16), Vec<u32>> = Default::default();
+        for (i, p) in self.pairs.iter().enumerate() {
+            groups
+                .entry((p.source, p.src_lang))
+                .or_default()
+                .push(i as u32);
+        }
+        groups.into_iter().map(|((s, _), g)| (s, g)).collect()
+    }
+
+    /// A folder of `<a>-<b>` sub-folders of Moses file pairs (see
+    /// [`CorpusSource::MosesFolder`]).
+    pub fn add_moses_folder(&mut self, dir: &Path, pivot: &str, keep: &[String]) -> Result<()> {
+        let (pivot_code, _) = crate::lang::LanguageCode::parse(pivot)?;
+        let mut folders = sorted_entries(dir)?;
+        folders.retain(|p| p.is_dir());
+        let mut found = 0usize;
+        for folder in folders {
+            let name = file_name(&folder);
+            let Some((a, b)) = name.split_once('-') else {
+                continue;
+            };
+            let (Ok((ca, _)), Ok((cb, _))) = (
+                crate::lang::LanguageCode::parse(a),
+                crate::lang::LanguageCode::parse(b),
+            ) else {
+                continue;
+            };
+            let (other, other_code, pivot_name) = if pivot_code.names(&ca) {
+                (b, cb, a)
+            } else if pivot_code.names(&cb) {
+                (a, ca, b)
+            } else {
+                return Err(LaseError::bad_file(
+                    &folder,
+                    format!("neither language of this pair folder is the pivot {pivot:?}"),
+                ));
+            };
+            if !keep.is_empty() && !keep.iter().any(|k| names(k, &other_code)) {
+                continue;
+            }
+            let files = sorted_entries(&folder)?;
+            let suffix = |f: &Path, lang: &str| -> Option<String> {
+                let n = file_name(f);
+                let n = n.strip_suffix(".gz").unwrap_or(&n);
+                n.strip_suffix(&format!(".{lang}")).map(str::to_owned)
+            };
+            let mut stems = 0usize;
+            for f in &files {
+                let Some(stem) = suffix(f, other) else {
+                    continue;
+                };
+                let partner = files
+                    .iter()
+                    .find(|g| suffix(g, pivot_name).as_deref() == Some(stem.as_str()))
+                    .ok_or_else(|| {
+                        LaseError::bad_file(
+                            f,
+                            format!("no {stem}.{pivot_name}[.gz] beside this file to pair it with"),
+                        )
+                    })?;
+                self.add_aligned_files(
+                    f,
+                    partner,
+                    &other_code.to_string(),
+                    &pivot_code.to_string(),
+                )?;
+                stems += 1;
+            }
+            if stems == 0 {
+                return Err(LaseError::bad_file(
+                    &folder,
+                    format!("no <stem>.{other}[.gz] file in this pair folder"),
+                ));
+            }
+            found += 1;
+        }
+        if found == 0 {
+            return Err(LaseError::bad_file(
+                dir,
+                "no <a>-<b> pair folder (with a wanted language) in this Moses folder",
+            ));
+        }
+        Ok(())
     }
 
     /// Two line-aligned files; an error names the shorter file and the first line the
@@ -161,7 +404,7 @@ impl ParallelCorpus {
         loop {
             match (a.next(), b.next()) {
                 (None, None) => return Ok(()),
-                (Some(x), Some(y)) => self.push(x?, y?, s, t),
+                (Some(x), Some(y)) => self.push(x?, y?, s, t, None),
                 (Some(_), None) => return Err(misaligned(tgt, src, a.line_number())),
                 (None, Some(_)) => return Err(misaligned(src, tgt, b.line_number())),
             }
@@ -180,7 +423,7 @@ impl ParallelCorpus {
             }
             let mut fields = line.split('\t');
             match (fields.next(), fields.next(), fields.next()) {
-                (Some(x), Some(y), None) => self.push(x.to_owned(), y.to_owned(), s, t),
+                (Some(x), Some(y), None) => self.push(x.to_owned(), y.to_owned(), s, t, None),
                 _ => {
                     return Err(LaseError::bad_line(
                         path,
@@ -222,7 +465,12 @@ impl ParallelCorpus {
                 continue;
             };
             let (other, english) = if a == "eng" { (b, a) } else { (a, b) };
-            if !keep.is_empty() && !keep.iter().any(|k| k == other) {
+            if !keep.is_empty()
+                && !keep.iter().any(|k| {
+                    k == other
+                        || crate::lang::LanguageCode::parse(other).is_ok_and(|(o, _)| names(k, &o))
+                })
+            {
                 continue;
             }
             let files: Vec<PathBuf> = std::fs::read_dir(&pair_dir)
@@ -286,6 +534,32 @@ impl ParallelCorpus {
     }
 }
 
+/// Normalises a recipe's language filter.
+fn normalize_all(codes: &[String]) -> Result<Vec<String>> {
+    codes.iter().map(|c| crate::lang::normalize(c)).collect()
+}
+
+/// Whether the (normalised) filter code `wanted` names the data's code `code`.
+pub(crate) fn names(wanted: &str, code: &crate::lang::LanguageCode) -> bool {
+    crate::lang::LanguageCode::parse(wanted).is_ok_and(|(w, _)| w.names(code))
+}
+
+pub(crate) fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| LaseError::io(dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    Ok(entries)
+}
+
+pub(crate) fn file_name(path: &Path) -> String {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
 fn misaligned(shorter: &Path, longer: &Path, line: usize) -> LaseError {
     LaseError::bad_line(
         shorter,
@@ -323,6 +597,7 @@ mod tests {
         let c = ParallelCorpus::read(&[CorpusSource::TatoebaChallenge {
             path: dir.path().into(),
             languages: vec![],
+            weight: None,
         }])
         .unwrap();
         assert_eq!(c.pairs.len(), 3);
@@ -333,6 +608,7 @@ mod tests {
         let only = ParallelCorpus::read(&[CorpusSource::TatoebaChallenge {
             path: dir.path().into(),
             languages: vec!["zho".into()],
+            weight: None,
         }])
         .unwrap();
         assert_eq!(only.pairs.len(), 1);
@@ -350,6 +626,7 @@ mod tests {
             tgt: b,
             src_lang: "deu".into(),
             tgt_lang: "eng".into(),
+            weight: None,
         }])
         .unwrap_err()
         .to_string();
@@ -364,8 +641,9 @@ mod tests {
         std::fs::write(&t, "a\tb\nonly one field\n").unwrap();
         let err = ParallelCorpus::read(&[CorpusSource::Tsv {
             path: t.clone(),
-            src_lang: "x".into(),
-            tgt_lang: "y".into(),
+            src_lang: "deu".into(),
+            tgt_lang: "eng".into(),
+            weight: None,
         }])
         .unwrap_err()
         .to_string();
@@ -373,8 +651,9 @@ mod tests {
         std::fs::write(&t, b"a\tb\nc\t\xff\n").unwrap();
         let err = ParallelCorpus::read(&[CorpusSource::Tsv {
             path: t,
-            src_lang: "x".into(),
-            tgt_lang: "y".into(),
+            src_lang: "deu".into(),
+            tgt_lang: "eng".into(),
+            weight: None,
         }])
         .unwrap_err()
         .to_string();

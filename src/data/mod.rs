@@ -1,8 +1,9 @@
-//! Training data: parallel corpora read from disk ([`corpus`]), a dev split carved from
+//! Training data: parallel corpora read from disk ([`corpus`], N-way folders in [`nway`]), a dev split carved from
 //! the training pairs ([`split`]), and the language-balanced batch sampler that feeds the
 //! trainer ([`sampler`]).
 
 pub mod corpus;
+pub mod nway;
 pub mod sampler;
 pub mod split;
 

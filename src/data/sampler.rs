@@ -6,7 +6,12 @@
 //! down-sampled), then takes the next pair of that language's shuffled order (a new
 //! shuffle per pass over the language). A pair whose source or target sentence is
 //! already in the batch is passed over: in-batch duplicates would be false negatives
-//! for contrastive losses.
+//! for contrastive losses. So is a pair from an N-way row already in the batch (its
+//! segments translate each other: the same false negative without a shared string).
+//!
+//! A recipe that weights its sources ([`crate::data::CorpusSource::weight`]) draws a
+//! source by weight first and a language of that source by temperature:
+//! `q_{s,l} = w_s / Σ w · n_{s,l}^α / Σ_k n_{s,k}^α` ([`BatchSampler::mixed`]).
 //!
 //! The sampler's whole position is [`SamplerState`] (a few integers), which training
 //! checkpoints store so that a resumed run draws the same batches.
@@ -65,18 +70,19 @@ pub struct BatchSampler {
     groups: Vec<Vec<u32>>,
     orders: Vec<Vec<u32>>,
     cumulative: Vec<f64>,
-    /// Per pair, hashes of its two sentences, for the duplicate check.
-    sentence_keys: Vec<[u64; 2]>,
+    /// Per pair, hashes of its two sentences and of its N-way row (0 = none), for the
+    /// duplicate check.
+    sentence_keys: Vec<[u64; 3]>,
     seed: u64,
     state: SamplerState,
 }
 
 impl BatchSampler {
     /// `groups[l]` lists the pairs of group `l` (a language); `sentence_keys[i]` are
-    /// hashes identifying pair `i`'s two sentences.
+    /// hashes identifying pair `i`'s two sentences and its N-way row (0 when it has none).
     pub fn new(
         groups: Vec<Vec<u32>>,
-        sentence_keys: Vec<[u64; 2]>,
+        sentence_keys: Vec<[u64; 3]>,
         config: &SamplingConfig,
     ) -> Result<Self> {
         let groups: Vec<Vec<u32>> = groups.into_iter().filter(|g| !g.is_empty()).collect();
@@ -86,7 +92,49 @@ impl BatchSampler {
             ));
         }
         let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
-        let cumulative = temperature_weights(&sizes, config.alpha)
+        let weights = temperature_weights(&sizes, config.alpha);
+        Self::with_weights(groups, weights, sentence_keys, config)
+    }
+
+    /// A weighted mix of sources: `groups` are (source, pairs of one language of it),
+    /// `source_weights[s]` the weight of source `s`. A slot draws a source by weight,
+    /// then a language of it by temperature (module doc).
+    pub fn mixed(
+        groups: Vec<(u16, Vec<u32>)>,
+        source_weights: &[f64],
+        sentence_keys: Vec<[u64; 3]>,
+        config: &SamplingConfig,
+    ) -> Result<Self> {
+        let groups: Vec<(u16, Vec<u32>)> =
+            groups.into_iter().filter(|(_, g)| !g.is_empty()).collect();
+        let present: std::collections::BTreeSet<u16> = groups.iter().map(|(s, _)| *s).collect();
+        let total_weight: f64 = present.iter().map(|&s| source_weights[s as usize]).sum();
+        let mut weights = vec![0.0; groups.len()];
+        for &s in &present {
+            let members: Vec<usize> = (0..groups.len()).filter(|&i| groups[i].0 == s).collect();
+            let sizes: Vec<usize> = members.iter().map(|&i| groups[i].1.len()).collect();
+            let t = temperature_weights(&sizes, config.alpha);
+            let t_sum: f64 = t.iter().sum();
+            for (k, &i) in members.iter().enumerate() {
+                weights[i] = source_weights[s as usize] / total_weight * t[k] / t_sum;
+            }
+        }
+        let groups = groups.into_iter().map(|(_, g)| g).collect();
+        Self::with_weights(groups, weights, sentence_keys, config)
+    }
+
+    fn with_weights(
+        groups: Vec<Vec<u32>>,
+        weights: Vec<f64>,
+        sentence_keys: Vec<[u64; 3]>,
+        config: &SamplingConfig,
+    ) -> Result<Self> {
+        if groups.is_empty() {
+            return Err(LaseError::InvalidArgument(
+                "no training pairs to sample from".into(),
+            ));
+        }
+        let cumulative = weights
             .into_iter()
             .scan(0.0, |acc, w| {
                 *acc += w;
@@ -176,12 +224,15 @@ impl BatchSampler {
             attempts += 1;
             let l = self.state.rng.weighted_index(&self.cumulative);
             let i = self.next_of(l);
-            let [a, b] = self.sentence_keys[i as usize];
-            if seen.contains(&a) || seen.contains(&b) {
+            let [a, b, row] = self.sentence_keys[i as usize];
+            if seen.contains(&a) || seen.contains(&b) || (row != 0 && seen.contains(&row)) {
                 continue;
             }
             seen.insert(a);
             seen.insert(b);
+            if row != 0 {
+                seen.insert(row);
+            }
             batch.push(i);
         }
         self.state.batches += 1;
@@ -197,6 +248,14 @@ pub fn temperature_weights(sizes: &[usize], alpha: f64) -> Vec<f64> {
         .iter()
         .map(|&n| (n as f64 / total).powf(alpha))
         .collect()
+}
+
+/// The duplicate-check keys of a pair: its two sentences and its N-way row (0 = none).
+pub fn pair_keys(pair: &crate::data::TranslationPair) -> [u64; 3] {
+    let row = pair.row.map_or(0, |r| {
+        mix_seed(&[0x726f_77, pair.source as u64, r as u64]) | 1
+    });
+    [sentence_key(&pair.src), sentence_key(&pair.tgt), row]
 }
 
 /// A 64-bit FNV-1a hash of a sentence (a key for duplicate checks).
@@ -228,6 +287,7 @@ mod tests {
                 keys.push([
                     sentence_key(&format!("src {l} {j}")),
                     sentence_key(&format!("tgt {tgt}")),
+                    0,
                 ]);
             }
             groups.push(g);
@@ -258,6 +318,54 @@ mod tests {
         assert_eq!(b.len(), 7);
         let tgts: HashSet<u32> = b.iter().map(|i| i % 7).collect();
         assert_eq!(tgts.len(), 7);
+    }
+
+    #[test]
+    fn rows_and_source_weights() {
+        // Two pairs of one N-way row (different strings) never share a batch.
+        let keys = vec![[1, 2, 7], [3, 4, 7], [5, 6, 0]];
+        let mut s = BatchSampler::new(
+            vec![vec![0, 1, 2]],
+            keys.clone(),
+            &SamplingConfig {
+                alpha: 1.0,
+                seed: 3,
+            },
+        )
+        .unwrap();
+        for _ in 0..20 {
+            let b = s.next_batch(3);
+            assert_eq!(b.len(), 2, "{b:?}");
+            assert!(b.contains(&2));
+        }
+        // Source 0 has one big language, source 1 two small ones; weights 1 : 3.
+        let mut keys = Vec::new();
+        for i in 0..1300u64 {
+            keys.push([2 * i + 1, 2 * i + 2, 0]);
+        }
+        let groups = vec![
+            (0u16, (0..1000).collect::<Vec<u32>>()),
+            (1u16, (1000..1200).collect()),
+            (1u16, (1200..1300).collect()),
+        ];
+        let m = BatchSampler::mixed(
+            groups,
+            &[1.0, 3.0],
+            keys,
+            &SamplingConfig {
+                alpha: 0.0,
+                seed: 3,
+            },
+        )
+        .unwrap();
+        let p = m.group_probabilities();
+        // alpha 0: languages of a source equally likely.
+        assert!(
+            (p[0] - 0.25).abs() < 1e-12
+                && (p[1] - 0.375).abs() < 1e-12
+                && (p[2] - 0.375).abs() < 1e-12,
+            "{p:?}"
+        );
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! A dev split carved from the training pairs (never from a test set): a fixed number
 //! of pairs per language, chosen by a seeded shuffle. Training pairs that share a
 //! sentence with the dev split are dropped, so dev retrieval measures generalisation.
+//! N-way rows (pairs that translate each other) go to the dev split whole: every language
+//! ranks its rows by the same seeded hash of (source, row), so all languages take the
+//! same rows and the English side they share removes few training pairs.
 
 use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
 use super::corpus::ParallelCorpus;
-use crate::rng::SplitMix64;
+use crate::rng::{SplitMix64, mix_seed};
 
 /// How the dev split is drawn.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -57,7 +60,18 @@ pub fn split_dev(
         if rows.len() < config.min_language_pairs.max(1) {
             continue;
         }
-        rng.shuffle(rows);
+        if rows.iter().any(|&i| corpus.pairs[i as usize].row.is_some()) {
+            let key = |i: u32| {
+                let p = &corpus.pairs[i as usize];
+                match p.row {
+                    Some(r) => mix_seed(&[config.seed, p.source as u64, r as u64]),
+                    None => mix_seed(&[config.seed, u64::MAX, i as u64]),
+                }
+            };
+            rows.sort_by_key(|&i| (key(i), i));
+        } else {
+            rng.shuffle(rows);
+        }
         let take = config.pairs_per_language.min(rows.len() / 10);
         dev_rows.extend(rows[..take].iter().map(|&i| i as usize));
     }
@@ -69,6 +83,7 @@ pub fn split_dev(
         languages: corpus.languages.clone(),
         pairs: Vec::new(),
         skipped_empty: corpus.skipped_empty,
+        ..Default::default()
     };
     let mut dev = ParallelCorpus {
         languages: corpus.languages.clone(),
@@ -114,6 +129,8 @@ mod tests {
                 tgt: format!("sentence {}", i % 500),
                 src_lang: de,
                 tgt_lang: en,
+                source: 0,
+                row: None,
             });
         }
         let config = DevSplitConfig {
@@ -132,5 +149,40 @@ mod tests {
             assert!(!dev_sentences.contains(p.src.as_str()));
             assert!(!dev_sentences.contains(p.tgt.as_str()));
         }
+    }
+
+    #[test]
+    fn n_way_rows_go_to_dev_whole() {
+        // 3 languages x 3000 rows sharing the English side, as an N-way folder gives.
+        let mut c = ParallelCorpus::default();
+        let en = c.language_id("eng");
+        for lang in ["deu", "fra", "rus"] {
+            let l = c.language_id(lang);
+            for r in 0..3000u32 {
+                c.push(
+                    format!("{lang} {r}"),
+                    format!("english {r}"),
+                    l,
+                    en,
+                    Some(r),
+                );
+            }
+        }
+        let config = DevSplitConfig {
+            pairs_per_language: 50,
+            ..Default::default()
+        };
+        let (train, dev) = split_dev(c, &config);
+        assert_eq!(dev.pairs.len(), 150);
+        let dev_rows: HashSet<u32> = dev.pairs.iter().map(|p| p.row.unwrap()).collect();
+        // The same 50 rows in every language, so only those rows leave training.
+        assert_eq!(dev_rows.len(), 50);
+        assert_eq!(train.pairs.len(), 9000 - 150);
+        assert!(
+            train
+                .pairs
+                .iter()
+                .all(|p| !dev_rows.contains(&p.row.unwrap()))
+        );
     }
 }

@@ -174,7 +174,12 @@ pub fn evaluate_flores(
     progress: bool,
 ) -> Result<std::collections::BTreeMap<String, BuccScores>> {
     let langs: Vec<String> = match langs {
-        Some(ls) => ls.to_vec(),
+        Some(ls) => super::select_languages(
+            super::flores::languages(dir)?,
+            Some(ls),
+            dir,
+            "FLORES devtest file",
+        )?,
         None => BUCC_LANGUAGES.iter().map(|s| s.to_string()).collect(),
     };
     let dim = encoder.dim();

@@ -42,8 +42,16 @@ impl BenchmarkSentences {
 
     /// Reads every test set of `data_dir` that `lase eval` uses and is present there
     /// (tatoeba-laser/, flores200-devtest/devtest/, stsb-multi-mt/data/, korsts/, sib200/).
+    /// A file instead of a folder is a list of test sentences, one per line (plain or
+    /// gzip), as `lase check-leakage --write-found` writes: a machine without the
+    /// benchmarks (a GPU box fed by scripts/gpu_train.sh) drops the same pairs with it.
     pub fn read(data_dir: &Path) -> Result<Self> {
         let mut out = Self::default();
+        if data_dir.is_file() {
+            let lines = crate::io::text::read_lines(data_dir)?;
+            out.add(&format!("{}", data_dir.display()), &lines);
+            return Ok(out);
+        }
         let tatoeba = data_dir.join("tatoeba-laser");
         if tatoeba.is_dir() {
             for set in super::tatoeba::load(&tatoeba, None)? {

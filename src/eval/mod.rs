@@ -22,8 +22,10 @@ use crate::mine::bitext::embed_with_progress;
 use crate::mine::normalize_rows;
 use crate::model::SentenceEncoder;
 
-/// The languages a suite evaluates: `wanted`, each of which must be in `available` (else
-/// an error naming `dir`: "no {what} for ..."), or all of `available`.
+/// The languages a suite evaluates: all of `available`, or those the user's `wanted` codes
+/// name in lase's one code scheme ([`crate::lang::resolve`]: `de`, `deu` and `deu_Latn`
+/// all name FLORES's `deu_Latn`); an invalid code or none available is an error naming
+/// `dir`.
 pub fn select_languages(
     available: Vec<String>,
     wanted: Option<&[String]>,
@@ -32,15 +34,8 @@ pub fn select_languages(
 ) -> Result<Vec<String>> {
     match wanted {
         None => Ok(available),
-        Some(ls) => {
-            if let Some(missing) = ls.iter().find(|l| !available.contains(l)) {
-                return Err(LaseError::bad_file(
-                    dir,
-                    format!("no {what} for {missing:?}"),
-                ));
-            }
-            Ok(ls.to_vec())
-        }
+        Some(ls) => crate::lang::resolve(ls, &available, None, what)
+            .map_err(|e| LaseError::bad_file(dir, e.to_string())),
     }
 }
 

@@ -112,7 +112,12 @@ pub fn evaluate(
 ) -> Result<BTreeMap<String, PoolScores>> {
     let flores = data_dir.join("flores200-devtest/devtest");
     let langs: Vec<String> = match langs {
-        Some(ls) => ls.to_vec(),
+        Some(ls) => super::select_languages(
+            super::flores::languages(&flores)?,
+            Some(ls),
+            &flores,
+            "FLORES devtest file",
+        )?,
         None => ["spa_Latn", "fra_Latn", "rus_Cyrl", "zho_Hans"]
             .iter()
             .map(|s| s.to_string())

@@ -136,7 +136,15 @@ pub fn evaluate(
     progress: bool,
 ) -> Result<StsReport> {
     let dim = encoder.dim();
-    let wanted = |l: &str| langs.is_none_or(|ls| ls.iter().any(|x| x == l));
+    let chosen = match langs {
+        None => None,
+        Some(ls) => {
+            let mut available: Vec<String> = STSB_LANGUAGES.iter().map(|l| l.to_string()).collect();
+            available.push("ko".into());
+            Some(crate::lang::resolve(ls, &available, None, "sts")?)
+        }
+    };
+    let wanted = |l: &str| chosen.as_ref().is_none_or(|ls| ls.iter().any(|x| x == l));
     let embed = |sentences: &[String], label: &str| {
         embed_unit_vectors(encoder, sentences, options, label, progress)
     };

@@ -37,6 +37,8 @@ pub struct TrainState {
 const CURRENT: &str = "checkpoint";
 const PARTIAL: &str = "checkpoint.partial";
 const OLD: &str = "checkpoint.old";
+/// Marks a checkpoint folder carried between machines without `optimizer.safetensors`.
+pub const TRANSFERRED: &str = "TRANSFERRED";
 
 /// The newest complete checkpoint under `out`, if any.
 pub fn find(out: &Path) -> Option<PathBuf> {
@@ -110,6 +112,19 @@ pub fn restore(
         }
         Ok(())
     })?;
-    let moments: BTreeMap<String, Tensor> = read_safetensors(&dir.join("optimizer.safetensors"))?;
+    let moments_path = dir.join("optimizer.safetensors");
+    if !moments_path.exists() && dir.join(TRANSFERRED).exists() {
+        // A checkpoint carried between machines without its AdamW moments (twice the
+        // weights' size; scripts/gpu_train.sh): training goes on from the same weights,
+        // step and sampler position with fresh moments (not bit-identical to an
+        // uninterrupted run).
+        tracing::warn!(
+            "{}: no optimizer moments (a transferred checkpoint): AdamW restarts its moments at step {}",
+            dir.display(),
+            state.step
+        );
+        return Ok(());
+    }
+    let moments: BTreeMap<String, Tensor> = read_safetensors(&moments_path)?;
     optimizer.restore(moments, state.optimizer_steps)
 }

@@ -417,6 +417,31 @@ impl TrainConfig {
             return bad("data.sources is empty".into());
         }
         if let Some(d) = &self.objective.distillation
+            && d.teacher_side != TeacherSide::Both
+            && let Some(s) = self.data.sources.iter().find(|s| s.non_pivot_pairs() > 0)
+        {
+            return bad(format!(
+                "data.sources: {} draws non-pivot pairs, whose target side is not the pivot language the teacher embeds (teacher_side = \"{}\"): set non_pivot_pairs = 0 or use a teacher on both sides",
+                s.path().display(),
+                if d.teacher_side == TeacherSide::Target {
+                    "target"
+                } else {
+                    "source"
+                }
+            ));
+        }
+        if let Some(w) = self
+            .data
+            .sources
+            .iter()
+            .filter_map(|s| s.weight())
+            .find(|w| !(w.is_finite() && *w > 0.0))
+        {
+            return bad(format!(
+                "data.sources: weight {w} must be a positive number"
+            ));
+        }
+        if let Some(d) = &self.objective.distillation
             && d.soft_contrastive > 0.0
             && d.soft_label == SoftLabel::Average
             && d.teacher_side != TeacherSide::Both

@@ -27,7 +27,7 @@ use super::metrics::{MetricsLog, plot};
 use super::objective::{BatchContext, Objective};
 use super::optimizer::AdamW;
 use super::schedule::learning_rate;
-use crate::data::sampler::sentence_key;
+use crate::data::sampler::pair_keys;
 use crate::data::{BatchSampler, ParallelCorpus, split_dev};
 use crate::error::{LaseError, Result};
 use crate::eval::bitext_retrieval::bitext_retrieval;
@@ -49,6 +49,9 @@ pub struct TrainOptions {
     /// Stop (after checkpointing) once this many steps are done in this process, as if
     /// the run were killed there; for resume tests and time-sliced runs.
     pub stop_after_steps: Option<u64>,
+    /// Stop (after checkpointing) at the first step that ends past this much wall-clock
+    /// time in this process: a run sliced to a scheduler's or a lent GPU's time limit.
+    pub time_limit: Option<std::time::Duration>,
     pub progress: bool,
 }
 
@@ -57,6 +60,7 @@ impl Default for TrainOptions {
         Self {
             device: Device::Cpu,
             stop_after_steps: None,
+            time_limit: None,
             progress: false,
         }
     }
@@ -128,13 +132,8 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
     };
     let src_tokens = tokenize(&mut train_set.pairs.iter().map(|p| p.src.as_str()))?;
     let tgt_tokens = tokenize(&mut train_set.pairs.iter().map(|p| p.tgt.as_str()))?;
-    let keys: Vec<[u64; 2]> = train_set
-        .pairs
-        .iter()
-        .map(|p| [sentence_key(&p.src), sentence_key(&p.tgt)])
-        .collect();
-    let mut sampler =
-        BatchSampler::new(train_set.pairs_by_language(), keys, &config.data.sampling)?;
+    let keys: Vec<[u64; 3]> = train_set.pairs.iter().map(pair_keys).collect();
+    let mut sampler = batch_sampler(&config.data, &train_set, keys)?;
 
     let vocab_size = encoder.tokenizer().vocab_size();
     let special_ids: Vec<i64> = encoder
@@ -346,7 +345,8 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         }
         let stop_now = options
             .stop_after_steps
-            .is_some_and(|n| steps_this_run >= n);
+            .is_some_and(|n| steps_this_run >= n)
+            || options.time_limit.is_some_and(|t| started.elapsed() >= t);
         let checkpoint_now = state
             .step
             .is_multiple_of(config.run.checkpoint_every.max(1))
@@ -406,6 +406,34 @@ fn summary(
         seconds,
         model_dir,
     }
+}
+
+/// The recipe's batch sampler: languages pooled by temperature, or, when any source has a
+/// weight, a source drawn by weight and then one of its languages by temperature.
+fn batch_sampler(
+    data: &DataConfig,
+    train_set: &ParallelCorpus,
+    keys: Vec<[u64; 3]>,
+) -> Result<BatchSampler> {
+    if data.sources.iter().all(|s| s.weight().is_none()) {
+        return BatchSampler::new(train_set.pairs_by_language(), keys, &data.sampling);
+    }
+    let weights: Vec<f64> = data
+        .sources
+        .iter()
+        .map(|s| s.weight().unwrap_or(1.0))
+        .collect();
+    let sampler = BatchSampler::mixed(
+        train_set.pairs_by_source_and_language(),
+        &weights,
+        keys,
+        &data.sampling,
+    )?;
+    tracing::info!(
+        "sources mixed by weight {weights:?}, languages by temperature alpha {}",
+        data.sampling.alpha
+    );
+    Ok(sampler)
 }
 
 /// A recipe's training pairs: its sources, less the pairs that share a sentence with a
