@@ -58,6 +58,37 @@ pub struct ModelConfig {
     /// is used and the shape fields above are ignored, except `output_dim`: a width
     /// other than the model's appends a new, randomly initialised dense layer).
     pub init_from: Option<PathBuf>,
+    /// Append new WordPiece pieces to `init_from`'s vocabulary before training, learnt
+    /// from the training text ([`crate::tokenizer::extend`]): the new languages' words
+    /// stop being strings of single characters. Off when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extend_vocabulary: Option<VocabularyExtension>,
+    /// Cut training sentences to this many tokens (none = the model's own limit, which
+    /// the saved model keeps for inference): bounds the cost of long training text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub train_max_tokens: Option<usize>,
+}
+
+/// How many pieces [`ModelConfig::extend_vocabulary`] adds and from what sample.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VocabularyExtension {
+    pub pieces: usize,
+    /// Source-side (non-pivot) training sentences sampled, language-balanced.
+    #[serde(default = "VocabularyExtension::default_sample")]
+    pub sample_sentences: usize,
+    /// Temperature exponent of the sample (XLM-R's 0.3).
+    #[serde(default = "VocabularyExtension::default_alpha")]
+    pub alpha: f64,
+}
+
+impl VocabularyExtension {
+    fn default_sample() -> usize {
+        300_000
+    }
+    fn default_alpha() -> f64 {
+        0.3
+    }
 }
 
 impl Default for ModelConfig {
@@ -75,6 +106,8 @@ impl Default for ModelConfig {
             output_dim: None,
             freeze_encoder: false,
             init_from: None,
+            extend_vocabulary: None,
+            train_max_tokens: None,
         }
     }
 }
@@ -386,6 +419,11 @@ impl TrainConfig {
                 "model.hidden {} must be a positive multiple of model.heads {}",
                 m.hidden, m.heads
             ));
+        }
+        if m.extend_vocabulary.is_some() && m.init_from.is_none() {
+            return bad(
+                "model.extend_vocabulary extends a pretrained model's vocabulary: set model.init_from".into(),
+            );
         }
         if m.freeze_encoder && m.output_dim.is_none() {
             return bad(

@@ -126,12 +126,19 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         ));
     }
 
+    // Training sentences may be cut shorter than the model's own limit (which the saved
+    // model keeps for inference).
+    let model_max = encoder.tokenizer().max_length();
+    if let Some(n) = config.model.train_max_tokens {
+        encoder.set_max_seq_length(n.min(model_max))?;
+    }
     let tokenize = |side: &mut dyn Iterator<Item = &str>| -> Result<Vec<TokenIds>> {
         let texts: Vec<&str> = side.collect();
         encoder.tokenize(&texts)
     };
     let src_tokens = tokenize(&mut train_set.pairs.iter().map(|p| p.src.as_str()))?;
     let tgt_tokens = tokenize(&mut train_set.pairs.iter().map(|p| p.tgt.as_str()))?;
+    encoder.set_max_seq_length(model_max)?;
     let keys: Vec<[u64; 3]> = train_set.pairs.iter().map(pair_keys).collect();
     let mut sampler = batch_sampler(&config.data, &train_set, keys)?;
 
@@ -543,7 +550,11 @@ fn initial_encoder(
     device: Device,
 ) -> Result<SentenceEncoder> {
     if let Some(dir) = &config.model.init_from {
-        let encoder = SentenceEncoder::load(dir, device)?;
+        let dir = match &config.model.extend_vocabulary {
+            Some(x) => extended_init(dir, x, out, train_set, config.run.seed)?,
+            None => dir.clone(),
+        };
+        let encoder = SentenceEncoder::load(&dir, device)?;
         return match config.model.output_dim {
             Some(k) if k != encoder.dim() => with_new_output_layer(&encoder, k),
             _ => Ok(encoder),
@@ -560,6 +571,59 @@ fn initial_encoder(
         json
     };
     new_encoder(&config.model, tokenizer_json, device)
+}
+
+/// `init_from` with the recipe's vocabulary extension, written once to `out/init/` (the
+/// sample and the trainer are seeded, so a re-run writes the same folder).
+fn extended_init(
+    dir: &Path,
+    x: &super::config::VocabularyExtension,
+    out: &Path,
+    train_set: &ParallelCorpus,
+    seed: u64,
+) -> Result<PathBuf> {
+    let target = out.join("init");
+    if target.join("model.safetensors").exists() && target.join("EXTENDED").exists() {
+        return Ok(target);
+    }
+    // The transformer folder of a sentence-transformers model is its root here.
+    let mut by_language: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+    for p in &train_set.pairs {
+        by_language
+            .entry(train_set.languages[p.src_lang as usize].clone())
+            .or_default()
+            .push(p.src.as_str());
+    }
+    for v in by_language.values_mut() {
+        v.sort_unstable();
+        v.dedup();
+    }
+    let sample = crate::tokenizer::training::balanced_sample(
+        &by_language,
+        x.sample_sentences,
+        x.alpha,
+        seed,
+    );
+    let partial = out.join("init.partial");
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(|e| LaseError::io(&partial, e))?;
+    }
+    let report = crate::tokenizer::extend::extend_vocabulary(dir, &sample, x.pieces, &partial)?;
+    tracing::info!(
+        "vocabulary {} -> {} pieces; tokens per sampled sentence {:.1} -> {:.1}; first new pieces {:?}",
+        report.old_vocab_size,
+        report.new_vocab_size,
+        report.tokens_per_sentence_before,
+        report.tokens_per_sentence_after,
+        report.examples
+    );
+    let text = serde_json::to_string_pretty(&report).expect("report serialises");
+    write_atomic(partial.join("EXTENDED"), text.as_bytes())?;
+    if target.exists() {
+        std::fs::remove_dir_all(&target).map_err(|e| LaseError::io(&target, e))?;
+    }
+    std::fs::rename(&partial, &target).map_err(|e| LaseError::io(&partial, e))?;
+    Ok(target)
 }
 
 /// `encoder` with a new dense layer d -> k (PyTorch's nn.Linear initialisation: weight

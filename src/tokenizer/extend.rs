@@ -1,0 +1,352 @@
+//! Extending a pretrained WordPiece model's vocabulary for new languages, so a student
+//! initialised from an English teacher (Reimers & Gurevych 2020's recipe with the
+//! teacher's own weights, lecture-sentence-encoders.txt) does not see Cyrillic, Arabic
+//! or Devanagari words as strings of single characters.
+//!
+//! 1. A WordPiece vocabulary is trained (the `tokenizers` crate's WordPieceTrainer) on a
+//!    language-balanced sample of the new languages' text, with the teacher's own
+//!    normaliser and pre-tokeniser, so pieces are cut as the teacher cuts text.
+//! 2. The `pieces` most frequent trained pieces the teacher's vocabulary lacks are
+//!    appended (ids V, V+1, ...): every existing id and row is unchanged, so English
+//!    tokenises exactly as before and keeps the teacher's embedding from step 0.
+//! 3. Each new row of the word-embedding matrix starts as the mean of the teacher's rows
+//!    of the piece's tokenisation under the old vocabulary (a common initialisation for
+//!    added tokens; a piece the old vocabulary cannot spell gets [UNK]'s row).
+//!
+//! The output is an ordinary model folder (config.json's vocab_size, tokenizer.json and
+//! vocab.txt updated) that lase, sentence-transformers and transformers load.
+
+use std::path::Path;
+
+use tch::{Kind, Tensor};
+use tokenizers::Tokenizer;
+use tokenizers::models::TrainerWrapper;
+use tokenizers::models::wordpiece::{WordPiece, WordPieceTrainer};
+
+use crate::error::{LaseError, Result};
+use crate::model::checkpoint::{read_safetensors, write_safetensors};
+
+/// What [`extend_vocabulary`] did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ExtensionReport {
+    pub old_vocab_size: usize,
+    pub new_vocab_size: usize,
+    /// The first few added pieces, for the log.
+    pub examples: Vec<String>,
+    /// Mean tokens per sample sentence before and after (how much shorter the new
+    /// languages' sequences become).
+    pub tokens_per_sentence_before: f64,
+    pub tokens_per_sentence_after: f64,
+}
+
+/// Copies the model folder `model` to `output` with `pieces` new WordPiece pieces
+/// learnt from `sample` (see the module doc). The folder must hold a WordPiece
+/// tokenizer.json and a model.safetensors with `embeddings.word_embeddings.weight`.
+pub fn extend_vocabulary(
+    model: &Path,
+    sample: &[&str],
+    pieces: usize,
+    output: &Path,
+) -> Result<ExtensionReport> {
+    let tokenizer_path = model.join("tokenizer.json");
+    let json_text =
+        std::fs::read_to_string(&tokenizer_path).map_err(|e| LaseError::io(&tokenizer_path, e))?;
+    let mut json: serde_json::Value = serde_json::from_str(&json_text)
+        .map_err(|e| LaseError::bad_file(&tokenizer_path, e.to_string()))?;
+    if json["model"]["type"] != "WordPiece" {
+        return Err(LaseError::bad_file(
+            &tokenizer_path,
+            format!(
+                "vocabulary extension needs a WordPiece model, found {}",
+                json["model"]["type"]
+            ),
+        ));
+    }
+    let mut old = Tokenizer::from_file(&tokenizer_path)
+        .map_err(|e| LaseError::bad_file(&tokenizer_path, e.to_string()))?;
+    // Pieces are spelt and counted without the file's padding or truncation (a padded
+    // spelling would average [PAD] rows into the new row).
+    old.with_padding(None);
+    old.with_truncation(None)
+        .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
+    let old_vocab = old.get_vocab(true);
+    let prefix = json["model"]["continuing_subword_prefix"]
+        .as_str()
+        .unwrap_or("##")
+        .to_owned();
+
+    // 1. WordPiece trained on the sample with the teacher's normaliser and pre-tokeniser.
+    let trainer = WordPieceTrainer::builder()
+        .vocab_size(old_vocab.len() + pieces * 2)
+        .min_frequency(3)
+        .continuing_subword_prefix(prefix.clone())
+        .show_progress(false)
+        .build();
+    let mut trainer: TrainerWrapper = trainer.into();
+    let mut fresh = Tokenizer::new(WordPiece::default());
+    fresh
+        .with_normalizer(old.get_normalizer().cloned())
+        .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
+    fresh.with_pre_tokenizer(old.get_pre_tokenizer().cloned());
+    fresh
+        .train(&mut trainer, sample.iter().copied())
+        .map_err(|e| LaseError::Tokenizer(format!("WordPiece training failed: {e}")))?;
+    let mut trained: Vec<(String, u32)> = fresh.get_vocab(false).into_iter().collect();
+    // Trainer ids: the alphabet first, then merges in the order they were learnt (most
+    // frequent first).
+    trained.sort_by_key(|(_, id)| *id);
+    let added: Vec<String> = trained
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| !old_vocab.contains_key(p) && p != &prefix)
+        .take(pieces)
+        .collect();
+
+    // 2. New ids after the old ones.
+    let v = old_vocab.len();
+    let vocab = json["model"]["vocab"]
+        .as_object_mut()
+        .ok_or_else(|| LaseError::bad_file(&tokenizer_path, "model.vocab is not a map"))?;
+    if vocab.len() != v {
+        return Err(LaseError::bad_file(
+            &tokenizer_path,
+            "added tokens outside model.vocab are not supported",
+        ));
+    }
+    for (i, p) in added.iter().enumerate() {
+        vocab.insert(p.clone(), serde_json::Value::from(v + i));
+    }
+
+    // 3. Embedding rows from the old tokenisation of each piece.
+    let weights_path = model.join("model.safetensors");
+    let mut tensors = read_safetensors(&weights_path)?;
+    let key = tensors
+        .keys()
+        .find(|k| k.ends_with("word_embeddings.weight"))
+        .cloned()
+        .ok_or_else(|| LaseError::bad_file(&weights_path, "no word_embeddings.weight"))?;
+    let table = tensors[&key].to_kind(Kind::Float);
+    if table.size()[0] as usize != v {
+        return Err(LaseError::bad_file(
+            &weights_path,
+            format!(
+                "{key} has {} rows but the tokenizer {v} pieces",
+                table.size()[0]
+            ),
+        ));
+    }
+    let unk = old.token_to_id("[UNK]").unwrap_or(0) as i64;
+    let rows: Vec<Tensor> = added
+        .iter()
+        .map(|p| {
+            let text = p.strip_prefix(&prefix).unwrap_or(p);
+            let ids: Vec<i64> = old
+                .encode(text, false)
+                .map(|e| e.get_ids().iter().map(|&i| i as i64).collect())
+                .unwrap_or_default();
+            let ids = if ids.is_empty() { vec![unk] } else { ids };
+            table
+                .index_select(0, &Tensor::from_slice(&ids))
+                .mean_dim(0, false, Kind::Float)
+        })
+        .collect();
+    let extended = if rows.is_empty() {
+        table
+    } else {
+        Tensor::cat(&[table, Tensor::stack(&rows, 0)], 0)
+    };
+    tensors.insert(key, extended);
+
+    // The folder: everything copied, then the changed files replaced.
+    copy_dir(model, output)?;
+    let named: Vec<(String, Tensor)> = tensors.into_iter().collect();
+    write_safetensors(&output.join("model.safetensors"), &named)?;
+    let config_path = model.join("config.json");
+    let mut config: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&config_path).map_err(|e| LaseError::io(&config_path, e))?,
+    )
+    .map_err(|e| LaseError::bad_file(&config_path, e.to_string()))?;
+    config["vocab_size"] = serde_json::Value::from(v + added.len());
+    write_json(&output.join("config.json"), &config)?;
+    write_json(&output.join("tokenizer.json"), &json)?;
+    if model.join("vocab.txt").exists() {
+        let mut ordered: Vec<(&String, u32)> = old_vocab.iter().map(|(p, &i)| (p, i)).collect();
+        ordered.sort_by_key(|(_, i)| *i);
+        let mut text: String = ordered.iter().map(|(p, _)| format!("{p}\n")).collect();
+        for p in &added {
+            text.push_str(p);
+            text.push('\n');
+        }
+        crate::io::atomic::write_atomic(output.join("vocab.txt"), text.as_bytes())?;
+    }
+
+    let mut new = Tokenizer::from_file(output.join("tokenizer.json"))
+        .map_err(|e| LaseError::bad_file(output.join("tokenizer.json"), e.to_string()))?;
+    new.with_padding(None);
+    new.with_truncation(None)
+        .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
+    let count = |t: &Tokenizer| -> f64 {
+        let probe = &sample[..sample.len().min(2000)];
+        let total: usize = probe
+            .iter()
+            .map(|s| t.encode(*s, false).map(|e| e.len()).unwrap_or(0))
+            .sum();
+        total as f64 / probe.len().max(1) as f64
+    };
+    Ok(ExtensionReport {
+        old_vocab_size: v,
+        new_vocab_size: v + added.len(),
+        examples: added.iter().take(20).cloned().collect(),
+        tokens_per_sentence_before: count(&old),
+        tokens_per_sentence_after: count(&new),
+    })
+}
+
+fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
+    let text = serde_json::to_string_pretty(value).expect("JSON serialises");
+    crate::io::atomic::write_atomic(path, text.as_bytes())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).map_err(|e| LaseError::io(to, e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| LaseError::io(from, e))? {
+        let entry = entry.map_err(|e| LaseError::io(from, e))?;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if src.is_dir() {
+            copy_dir(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst).map_err(|e| LaseError::io(&src, e))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A WordPiece model folder whose vocabulary spells Latin words letter by letter and
+    /// knows no Cyrillic at all beyond single letters.
+    fn tiny_model(dir: &Path) -> Tokenizer {
+        let mut pieces: Vec<String> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for c in ('a'..='z').chain('а'..='я') {
+            pieces.push(c.to_string());
+            pieces.push(format!("##{c}"));
+        }
+        let vocab: serde_json::Map<String, serde_json::Value> = pieces
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.clone(), serde_json::Value::from(i)))
+            .collect();
+        let json = serde_json::json!({
+            "version": "1.0", "truncation": null,
+            // Padded to a fixed length, as all-MiniLM-L6-v2's file is.
+            "padding": {"strategy": {"Fixed": 16}, "direction": "Right", "pad_to_multiple_of": null,
+                "pad_id": 0, "pad_type_id": 0, "pad_token": "[PAD]"},
+            "added_tokens": [],
+            "normalizer": {"type": "BertNormalizer", "clean_text": true,
+                "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
+            "pre_tokenizer": {"type": "BertPreTokenizer"},
+            "post_processor": null, "decoder": null,
+            "model": {"type": "WordPiece", "unk_token": "[UNK]",
+                "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
+                "vocab": vocab}
+        });
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("tokenizer.json"), json.to_string()).unwrap();
+        let t = Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
+        let table = Tensor::randn([pieces.len() as i64, 8], (Kind::Float, tch::Device::Cpu));
+        write_safetensors(
+            &dir.join("model.safetensors"),
+            &[("embeddings.word_embeddings.weight".into(), table)],
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("config.json"),
+            format!("{{\"vocab_size\": {}, \"hidden_size\": 8}}", pieces.len()),
+        )
+        .unwrap();
+        t
+    }
+
+    #[test]
+    fn new_pieces_shorten_new_scripts_and_keep_every_old_id_and_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = tiny_model(&dir.path().join("old"));
+        let words = ["привет", "мир", "кошка", "собака", "дом", "город", "вода"];
+        let sample: Vec<String> = (0..400)
+            .map(|i| {
+                format!(
+                    "{} {} {}",
+                    words[i % 7],
+                    words[(i * 3 + 1) % 7],
+                    words[(i * 5 + 2) % 7]
+                )
+            })
+            .collect();
+        let sample: Vec<&str> = sample.iter().map(String::as_str).collect();
+        let out = dir.path().join("new");
+        let r = extend_vocabulary(&dir.path().join("old"), &sample, 50, &out).unwrap();
+        assert_eq!(r.old_vocab_size, old.get_vocab_size(true));
+        assert!(r.new_vocab_size > r.old_vocab_size, "{r:?}");
+        assert!(
+            r.tokens_per_sentence_after < r.tokens_per_sentence_before / 2.0,
+            "{r:?}"
+        );
+        let new = Tokenizer::from_file(out.join("tokenizer.json")).unwrap();
+        // English tokenises exactly as before.
+        let mut old = old;
+        old.with_padding(None);
+        let ids = |t: &Tokenizer, s: &str| t.encode(s, false).unwrap().get_ids().to_vec();
+        let mut new = new;
+        new.with_padding(None);
+        assert_eq!(ids(&new, "the cat sat"), ids(&old, "the cat sat"));
+        // Old rows unchanged; a new row is the mean of its old spelling's rows.
+        let before = read_safetensors(&dir.path().join("old/model.safetensors")).unwrap();
+        let after = read_safetensors(&out.join("model.safetensors")).unwrap();
+        let (b, a) = (
+            &before["embeddings.word_embeddings.weight"],
+            &after["embeddings.word_embeddings.weight"],
+        );
+        assert_eq!(a.size(), [r.new_vocab_size as i64, 8]);
+        assert!(a.narrow(0, 0, r.old_vocab_size as i64).equal(b));
+        let piece = "собака";
+        let id = new
+            .token_to_id(piece)
+            .expect("a frequent word becomes one piece") as i64;
+        let spelled: Vec<i64> = ids(&old, piece).iter().map(|&i| i as i64).collect();
+        let expected =
+            b.index_select(0, &Tensor::from_slice(&spelled))
+                .mean_dim(0, false, Kind::Float);
+        assert!(a.get(id).allclose(&expected, 1e-6, 1e-6, false));
+        let config: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("config.json")).unwrap())
+                .unwrap();
+        assert_eq!(config["vocab_size"], r.new_vocab_size);
+    }
+
+    #[test]
+    fn a_non_wordpiece_tokenizer_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("tokenizer.json"),
+            crate::tokenizer::training::train_unigram(
+                &["a b c", "d e f"],
+                &[],
+                &Default::default(),
+            )
+            .unwrap_or_else(|_| "{\"model\": {\"type\": \"Unigram\"}}".into()),
+        )
+        .unwrap();
+        let err = extend_vocabulary(dir.path(), &["x"], 5, &dir.path().join("o"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("tokenizer.json") && err.contains("WordPiece"),
+            "{err}"
+        );
+    }
+}
