@@ -2,27 +2,37 @@
 # The main job on a fresh machine: set up (libtorch, the English teacher), build lase, then
 # mine parallel sentences from the bundled demo (data/demo: 400 English-French TICO-19
 # pairs hidden among 400 + 400 sentences without a translation) with lase's default model
-# models/lase-small, and print precision and recall against the known pairs.
+# and with the English teacher it was distilled from, and print both models' precision
+# and recall against the known pairs side by side.
 #
 # The margin threshold is model-specific (LASER's 1.06 fits LASER's score scale), so it
-# is chosen first on the demo's disjoint calibration split, then applied to the demo.
+# is chosen first for each model on the demo's disjoint calibration split, then applied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo build --release --quiet
-MODEL=${LASE_MODEL:-models/lase-small}
+MODEL=${LASE_MODEL:-models/lase-base}
+TEACHER=models/all-MiniLM-L6-v2
 DEMO=data/demo/tico19-en-fr
 mkdir -p out
 lase=target/release/lase
 
-echo "== calibrating the ratio-margin threshold of $MODEL on $DEMO.calibration.*"
-calibration=$($lase mine --quiet --model "$MODEL" --src "$DEMO.calibration.en" --tgt "$DEMO.calibration.fr" \
-  --output out/demo-calibration.tsv --gold "$DEMO.calibration.gold.tsv")
-echo "$calibration"
-threshold=$(echo "$calibration" | sed -n 's/.*--threshold \([0-9.]*\).*/\1/p')
+mine_demo() { # MODEL TAG -> prints "precision recall F1 threshold" of the demo
+  local model=$1 tag=$2 calibration threshold result
+  calibration=$($lase mine --quiet --model "$model" --src "$DEMO.calibration.en" --tgt "$DEMO.calibration.fr" \
+    --output "out/demo-calibration-$tag.tsv" --gold "$DEMO.calibration.gold.tsv")
+  threshold=$(echo "$calibration" | sed -n 's/.*--threshold \([0-9.]*\).*/\1/p')
+  result=$($lase mine --quiet --model "$model" --src "$DEMO.en" --tgt "$DEMO.fr" --output "out/demo-pairs-$tag.tsv" \
+    --threshold "$threshold" --gold "$DEMO.gold.tsv" | grep "against")
+  echo "$result" | sed -n "s/.*precision \([0-9.]*%\).*recall \([0-9.]*%\), F1 \([0-9.]*%\).*/\1 \2 \3 $threshold/p"
+}
 
-echo "== mining $DEMO.en x $DEMO.fr with threshold $threshold"
-$lase mine --quiet --model "$MODEL" --src "$DEMO.en" --tgt "$DEMO.fr" --output out/demo-pairs.tsv \
-  --threshold "$threshold" --gold "$DEMO.gold.tsv" | grep -v "best F1"
-echo "== the three best-scored pairs (score, English, French) of out/demo-pairs.tsv"
-head -3 out/demo-pairs.tsv | cut -c1-200
+echo "== mining $DEMO.en x $DEMO.fr (ratio margin; each model's threshold calibrated on $DEMO.calibration.*)"
+printf '%-28s %10s %8s %8s %10s\n' model precision recall F1 threshold
+for m in "$MODEL" "$TEACHER"; do
+  tag=$(basename "$m")
+  read -r p r f t < <(mine_demo "$m" "$tag")
+  printf '%-28s %10s %8s %8s %10s\n' "$m" "$p" "$r" "$f" "$t"
+done
+echo "== the three best-scored pairs of $MODEL (score, English, French) in out/demo-pairs-$(basename "$MODEL").tsv"
+head -3 "out/demo-pairs-$(basename "$MODEL").tsv" | cut -c1-200

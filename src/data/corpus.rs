@@ -661,6 +661,61 @@ mod tests {
     }
 
     #[test]
+    fn a_moses_folder_pairs_every_stem_and_names_a_lone_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let de = dir.path().join("deu-eng");
+        std::fs::create_dir(&de).unwrap();
+        gz(&de.join("newstest2008.deu.gz"), "Hallo\nWelt\n");
+        gz(&de.join("newstest2008.eng.gz"), "Hello\nWorld\n");
+        std::fs::write(de.join("newstest2010.deu"), "Haus\n").unwrap();
+        std::fs::write(de.join("newstest2010.eng"), "House\n").unwrap();
+        let zh = dir.path().join("eng-zho");
+        std::fs::create_dir(&zh).unwrap();
+        gz(&zh.join("a.zho.gz"), "你好\n");
+        gz(&zh.join("a.eng.gz"), "Hi\n");
+        let source = |languages: Vec<String>| CorpusSource::MosesFolder {
+            path: dir.path().into(),
+            pivot: "en".into(),
+            languages,
+            weight: Some(2.0),
+        };
+        let c = ParallelCorpus::read(&[source(vec![])]).unwrap();
+        let got: Vec<(&str, &str, &str)> = c
+            .pairs
+            .iter()
+            .map(|p| (p.src.as_str(), p.tgt.as_str(), c.languages[p.src_lang as usize].as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("Hallo", "Hello", "deu"),
+                ("Welt", "World", "deu"),
+                ("Haus", "House", "deu"),
+                ("你好", "Hi", "zho")
+            ]
+        );
+        assert!(c.pairs.iter().all(|p| c.languages[p.tgt_lang as usize] == "eng"));
+        // A 2-letter filter keeps one folder.
+        let only = ParallelCorpus::read(&[source(vec!["zh".into()])]).unwrap();
+        assert_eq!(only.pairs.len(), 1);
+        // A file without its partner is named.
+        std::fs::write(de.join("newstest2011.deu"), "Baum\n").unwrap();
+        let err = ParallelCorpus::read(&[source(vec![])]).unwrap_err().to_string();
+        assert!(err.contains("newstest2011.deu") && err.contains("newstest2011.eng"), "{err}");
+        // A non-positive weight is refused with the source's path.
+        std::fs::remove_file(de.join("newstest2011.deu")).unwrap();
+        let err = ParallelCorpus::read(&[CorpusSource::MosesFolder {
+            path: dir.path().into(),
+            pivot: "eng".into(),
+            languages: vec![],
+            weight: Some(0.0),
+        }])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("weight 0"), "{err}");
+    }
+
+    #[test]
     fn macro_languages_group_individual_codes() {
         assert_eq!(macro_language("cmn_Hans"), "zho");
         assert_eq!(macro_language("lvs"), "lav");

@@ -241,6 +241,13 @@ pub struct DistillationConfig {
     /// MCL weight (multistage-distillation.txt stage 4).
     #[serde(default)]
     pub mcl: f64,
+    /// L2-normalise the student's vectors in training, as a sentence-transformers
+    /// teacher with a Normalize module does (all-MiniLM-L6-v2): MSE then compares unit
+    /// vectors, and a student initialised from that teacher matches it at step 0, as in
+    /// Reimers & Gurevych 2020, where the student keeps the teacher's modules. Off =
+    /// unnormalised student vectors (the losses that need unit vectors normalise).
+    #[serde(default)]
+    pub normalize_student: bool,
 }
 
 impl DistillationConfig {
@@ -259,6 +266,7 @@ impl DistillationConfig {
             soft_label_centering: false,
             tcm_lambda: None,
             mcl: 0.0,
+            normalize_student: false,
         }
     }
 
@@ -629,6 +637,22 @@ mod tests {
             c.objective.distillation.unwrap().soft_label,
             SoftLabel::Average
         );
+    }
+
+    #[test]
+    fn non_pivot_pairs_need_a_two_sided_teacher_and_extension_needs_init_from() {
+        let recipe = |side: &str, model: &str| {
+            TrainConfig::from_toml(&format!(
+                "[model]\n{model}\n[data]\nsources = [{{ format = \"n-way\", path = \"b\", non_pivot_pairs = 1 }}]\n\
+                 [objective.distillation]\nteacher = \"t\"\nteacher_side = \"{side}\"\n"
+            ))
+        };
+        let err = recipe("target", "").unwrap_err().to_string();
+        assert!(err.contains("non_pivot_pairs") && err.contains("target"), "{err}");
+        assert!(recipe("both", "").is_ok());
+        let err = recipe("both", "extend_vocabulary = { pieces = 10 }").unwrap_err().to_string();
+        assert!(err.contains("init_from"), "{err}");
+        assert!(recipe("both", "init_from = \"m\"\nextend_vocabulary = { pieces = 10 }").is_ok());
     }
 
     #[test]

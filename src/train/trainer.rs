@@ -117,7 +117,12 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         Some(dir) => SentenceEncoder::load(dir.join("encoder"), device)?,
         None => initial_encoder(config, out, &train_set, device)?,
     };
-    encoder.set_normalize(false);
+    let normalize_in_training = config
+        .objective
+        .distillation
+        .as_ref()
+        .is_some_and(|d| d.normalize_student);
+    encoder.set_normalize(normalize_in_training);
     if let Some(state) = &resumed_state
         && state.languages != train_set.languages
     {
@@ -531,9 +536,10 @@ fn export(encoder: &mut SentenceEncoder, dir: &Path) -> Result<()> {
     if partial.exists() {
         std::fs::remove_dir_all(&partial).map_err(|e| LaseError::io(&partial, e))?;
     }
+    let in_training = encoder.normalizes();
     encoder.set_normalize(true);
     let saved = encoder.save(&partial);
-    encoder.set_normalize(false);
+    encoder.set_normalize(in_training);
     saved?;
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| LaseError::io(dir, e))?;
