@@ -7,6 +7,11 @@ load excluded), best of --repeats runs. Prints sentences/s, the ratio lase / ST,
 and the worst cosine between lase's and ST's vectors.
 
     .venv/bin/python bench/embed_speed.py            # after scripts/setup.sh + cargo build --release
+
+On a GPU machine (scripts/gpu_train.sh device-bench runs it there): `--device cuda
+--sentences FILE --lase BIN`; lase loads that machine's torch/lib (LD_LIBRARY_PATH), both
+engines also run in bfloat16 (ST: the model cast to bfloat16; lase: --precision bf16), and
+lase's CUDA vectors are compared with its own CPU vectors (GPU/CPU parity, f32).
 """
 
 import argparse
@@ -38,11 +43,13 @@ ST_CHILD = r"""
 import json, sys, time, numpy as np, torch
 from sentence_transformers import SentenceTransformer
 torch.set_num_threads(int(sys.argv[4]))
-model = SentenceTransformer(sys.argv[1], device="cpu")
+model = SentenceTransformer(sys.argv[1], device=sys.argv[6])
+if sys.argv[7] == "bf16":
+    model = model.to(torch.bfloat16)
 sents = open(sys.argv[2], encoding="utf-8").read().split("\n")[:-1]
 model.encode(sents[:64], batch_size=int(sys.argv[3]))  # warm-up
 t = time.perf_counter()
-v = model.encode(sents, batch_size=int(sys.argv[3]), convert_to_numpy=True)
+v = model.encode(sents, batch_size=int(sys.argv[3]), convert_to_tensor=True).float().cpu().numpy()
 dt = time.perf_counter() - t
 np.save(sys.argv[5], v.astype(np.float32))
 print(json.dumps({"seconds": dt, "torch": torch.__version__}))
@@ -81,28 +88,40 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--lase", default=str(ROOT / "target/release/lase"))
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--sentences", help="one sentence per line (default: FLORES/TICO/Tatoeba English under ../shared/data)")
     args = ap.parse_args()
 
-    sents = sentences(args.n)
+    if args.sentences:
+        sents = [s for s in open(args.sentences, encoding="utf-8").read().splitlines() if s.strip()][: args.n]
+    else:
+        sents = sentences(args.n)
+    gpu = args.device != "cpu"
     tmp = Path(tempfile.mkdtemp(prefix="lase-bench-"))
     text = tmp / "sentences.txt"
     text.write_text("\n".join(sents) + "\n", encoding="utf-8")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), HF_HUB_OFFLINE="1")
+    if gpu:
+        import torch
+        lib = str(Path(torch.__file__).parent / "lib")
+        env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
 
     results = []
 
-    def st(batch):
+    def st(batch, precision="f32"):
         best, info = None, None
+        out_npy = tmp / ("st.npy" if precision == "f32" else f"st-{precision}.npy")
+        child = [sys.executable, "-c", ST_CHILD, args.model, str(text), str(batch), str(args.threads), str(out_npy), args.device, precision]
         for _ in range(args.repeats):
-            out, _ = run_child([sys.executable, "-c", ST_CHILD, args.model, str(text), str(batch), str(args.threads), str(tmp / "st.npy")], env)
+            out, _ = run_child(child, env)
             info = json.loads(out.strip().splitlines()[-1])
             best = info["seconds"] if best is None else min(best, info["seconds"])
-        rss = peak_rss_mib([sys.executable, "-c", ST_CHILD, args.model, str(text), str(batch), str(args.threads), str(tmp / "st.npy")], env)
-        results.append({"engine": f"sentence-transformers (torch {info['torch']})", "batch": batch, "precision": "f32",
+        rss = peak_rss_mib(child, env)
+        results.append({"engine": f"sentence-transformers (torch {info['torch']})", "batch": batch, "precision": precision,
                         "sent_per_s": len(sents) / best, "peak_rss_mib": rss})
 
-    def lase(batch, precision, label="lase", extra=()):
-        cmd = [args.lase, "--device", "cpu", "--threads", str(args.threads), "embed", "--quiet", "--model", args.model,
+    def lase(batch, precision, label="lase", extra=(), device=None):
+        cmd = [args.lase, "--device", device or args.device, "--threads", str(args.threads), "embed", "--quiet", "--model", args.model,
                "--input", str(text), "--output", str(tmp / f"lase-{precision}.npy"), "--batch-size", str(batch),
                "--precision", precision, *extra]
         best = None
@@ -115,6 +134,33 @@ def main():
         rss = peak_rss_mib(cmd, env)
         results.append({"engine": label, "batch": batch, "precision": precision,
                         "sent_per_s": len(sents) / best, "peak_rss_mib": rss, "tokens": tokens})
+
+    if gpu:
+        for b in (32, 128, 512):
+            st(b)
+            st(b, "bf16")
+        lase(32, "f32")
+        for b in (128, 512):
+            lase(b, "f32", f"lase, batch {b}", ["--max-batch-tokens", "1000000"])
+        lase(128, "bf16", "lase bf16, batch 128", ["--max-batch-tokens", "1000000"])
+        # GPU/CPU parity of lase itself (f32): the CPU run is timed too but not compared.
+        cpu_cmd = [args.lase, "--device", "cpu", "embed", "--quiet", "--model", args.model,
+                   "--input", str(text), "--output", str(tmp / "lase-cpu.npy")]
+        run_child(cpu_cmd, env)
+        a, c = np.load(tmp / "lase-f32.npy"), np.load(tmp / "lase-cpu.npy")
+        cos = (a * c).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(c, axis=1))
+        print(f"lase {args.device} f32 vs lase cpu f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
+        st_best = max(r["sent_per_s"] for r in results if r["engine"].startswith("sentence-transformers"))
+        print(f"{len(sents)} sentences, device {args.device}, best of {args.repeats}")
+        print(f"{'engine':45} {'batch':>5} {'prec':>5} {'sent/s':>8} {'vs best ST':>10} {'peak RSS MiB':>12}")
+        for r in results:
+            print(f"{r['engine']:45} {r['batch']:>5} {r['precision']:>5} {r['sent_per_s']:>8.1f} {r['sent_per_s'] / st_best:>9.2f}x {r['peak_rss_mib']:>12.0f}")
+        ref = np.load(tmp / "st.npy")
+        for name in ("lase-f32", "lase-bf16", "st-bf16"):
+            v = np.load(tmp / f"{name}.npy")
+            cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
+            print(f"{name} vs sentence-transformers f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
+        return
 
     for b in (16, 32, 128):
         st(b)

@@ -20,6 +20,11 @@
 #       bundled checkpoint), then cuts the checkpoint (weights, step, sampler position;
 #       not the AdamW moments, twice the weights' size) into <= 15 MiB pieces and puts
 #       the first 4 of them and run.log in $OUT.
+#   scripts/gpu_train.sh device-bench NAME
+#       On the device, after the parts are staged (before device-run): GPU checks with the
+#       bundled binary and teacher, into $OUT/bench.txt: lase CUDA vs CPU parity (f32) and
+#       encode sentences/s vs sentence-transformers on the same GPU, f32 and bf16
+#       (bench/embed_speed.py --device cuda), on 4,000 English sentences of the bundle.
 #   scripts/gpu_train.sh fetch NAME
 #       On the device, the next call: puts the remaining pieces in $OUT.
 #   scripts/gpu_train.sh unpack NAME DIR [DIR ...]
@@ -116,7 +121,8 @@ pack() {
   for part in "${parts[@]}"; do
     part=$(basename "$part")
     if [[ $part == "$last" ]]; then
-      echo "carry [.gpu/$name/parts/$part, .gpu/$name/parts/manifest.sha256]: bash scripts/gpu_train.sh stage $name $part && bash scripts/gpu_train.sh device-run $name 480"
+      echo "carry [.gpu/$name/parts/$part, .gpu/$name/parts/manifest.sha256]: bash scripts/gpu_train.sh stage $name $part && bash scripts/gpu_train.sh device-bench $name"
+      echo "no carry: bash scripts/gpu_train.sh device-run $name 540"
     else
       echo "carry [.gpu/$name/parts/$part]: bash scripts/gpu_train.sh stage $name $part"
     fi
@@ -129,6 +135,7 @@ stage() {
   local name=$1 part=$2
   mkdir -p "$STAGE/$name/parts"
   [[ -f .gpu/$name/parts/$part ]] || die ".gpu/$name/parts/$part was not carried"
+  rm -rf "$STAGE/$name/bundle" # a new part makes any unpacked bundle stale
   cp ".gpu/$name/parts/$part" "$STAGE/$name/parts/"
   [[ -f .gpu/$name/parts/manifest.sha256 ]] && cp ".gpu/$name/parts/manifest.sha256" "$STAGE/$name/"
   log "staged $part ($(ls "$STAGE/$name/parts" | wc -l) parts in $STAGE/$name)"
@@ -142,15 +149,35 @@ torch_lib() {
   fi
 }
 
-device_run() {
-  local name=$1 seconds=$2
-  local dir=$STAGE/$name out=${OUT:?OUT must name the folder whose files come back}
+unpack_bundle() { # NAME: the staged parts, checked, unpacked once into $STAGE/NAME/bundle
+  local dir=$STAGE/$1
+  [[ -f $dir/bundle/recipe-path ]] && return 0
   [[ -f $dir/manifest.sha256 ]] || die "$dir/manifest.sha256 missing: carry it with the last part"
   (cd "$dir/parts" && sha256sum --quiet -c ../manifest.sha256) ||
     die "parts missing or damaged in $dir/parts (the machine went back between calls? stage them again)"
-  rm -rf "$dir/bundle" "$dir/return"
-  mkdir -p "$dir/bundle" "$dir/return"
-  cat "$dir"/parts/part-* | zstd -q -d | tar -C "$dir/bundle" -xf -
+  rm -rf "$dir/bundle"
+  mkdir -p "$dir/bundle"
+  # Only the manifest's parts, in order (a machine may hold parts of an older pack).
+  awk '{print $2}' "$dir/manifest.sha256" | sed "s|^|$dir/parts/|" | xargs cat | zstd -q -d | tar -C "$dir/bundle" -xf -
+}
+
+device_bench() {
+  local name=$1 dir=$STAGE/$1 out=${OUT:?OUT must name the folder whose files come back}
+  unpack_bundle "$name"
+  local teacher sentences=$dir/bench-sentences.txt
+  teacher=$(python3 -c 'import sys,tomllib; print(tomllib.load(open(sys.argv[1],"rb"))["objective"]["distillation"]["teacher"])' \
+    "$dir/bundle/tree/repo/$(cat "$dir/bundle/recipe-path")")
+  find "$dir/bundle/tree" -name '*.eng.gz' -o -name 'eng_Latn.txt.gz' | sort | head -n 20 | xargs zcat | awk 'NF >= 3' | head -n 4000 >"$sentences"
+  python3 bench/embed_speed.py --device "${LASE_GPU_DEVICE:-cuda}" --lase "$dir/bundle/lase" \
+    --model "$dir/bundle/tree/repo/$teacher" --sentences "$sentences" --threads "$(nproc)" --repeats 3 2>&1 | tee "$out/bench.txt"
+}
+
+device_run() {
+  local name=$1 seconds=$2
+  local dir=$STAGE/$name out=${OUT:?OUT must name the folder whose files come back}
+  unpack_bundle "$name"
+  rm -rf "$dir/return"
+  mkdir -p "$dir/return"
   local recipe lib device=${LASE_GPU_DEVICE:-cuda}
   recipe=$(cat "$dir/bundle/recipe-path")
   mapfile -t sets <"$dir/bundle/args"
@@ -226,6 +253,7 @@ case ${1:-} in
   stage) shift; (($# == 2)) || die "usage: stage NAME PART"; stage "$@" ;;
   device-run) shift; (($# == 2)) || die "usage: device-run NAME SECONDS"; device_run "$@" ;;
   fetch) shift; (($# == 1)) || die "usage: fetch NAME"; fetch "$@" ;;
+  device-bench) shift; (($# == 1)) || die "usage: device-bench NAME"; device_bench "$@" ;;
   unpack) shift; (($# >= 2)) || die "usage: unpack NAME DIR [DIR ...]"; unpack "$@" ;;
-  *) sed -n '2,32p' "$0"; exit 2 ;;
+  *) sed -n '2,37p' "$0"; exit 2 ;;
 esac

@@ -683,7 +683,13 @@ mod tests {
         let got: Vec<(&str, &str, &str)> = c
             .pairs
             .iter()
-            .map(|p| (p.src.as_str(), p.tgt.as_str(), c.languages[p.src_lang as usize].as_str()))
+            .map(|p| {
+                (
+                    p.src.as_str(),
+                    p.tgt.as_str(),
+                    c.languages[p.src_lang as usize].as_str(),
+                )
+            })
             .collect();
         assert_eq!(
             got,
@@ -694,14 +700,23 @@ mod tests {
                 ("你好", "Hi", "zho")
             ]
         );
-        assert!(c.pairs.iter().all(|p| c.languages[p.tgt_lang as usize] == "eng"));
+        assert!(
+            c.pairs
+                .iter()
+                .all(|p| c.languages[p.tgt_lang as usize] == "eng")
+        );
         // A 2-letter filter keeps one folder.
         let only = ParallelCorpus::read(&[source(vec!["zh".into()])]).unwrap();
         assert_eq!(only.pairs.len(), 1);
         // A file without its partner is named.
         std::fs::write(de.join("newstest2011.deu"), "Baum\n").unwrap();
-        let err = ParallelCorpus::read(&[source(vec![])]).unwrap_err().to_string();
-        assert!(err.contains("newstest2011.deu") && err.contains("newstest2011.eng"), "{err}");
+        let err = ParallelCorpus::read(&[source(vec![])])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("newstest2011.deu") && err.contains("newstest2011.eng"),
+            "{err}"
+        );
         // A non-positive weight is refused with the source's path.
         std::fs::remove_file(de.join("newstest2011.deu")).unwrap();
         let err = ParallelCorpus::read(&[CorpusSource::MosesFolder {

@@ -648,11 +648,22 @@ mod tests {
             ))
         };
         let err = recipe("target", "").unwrap_err().to_string();
-        assert!(err.contains("non_pivot_pairs") && err.contains("target"), "{err}");
+        assert!(
+            err.contains("non_pivot_pairs") && err.contains("target"),
+            "{err}"
+        );
         assert!(recipe("both", "").is_ok());
-        let err = recipe("both", "extend_vocabulary = { pieces = 10 }").unwrap_err().to_string();
+        let err = recipe("both", "extend_vocabulary = { pieces = 10 }")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("init_from"), "{err}");
-        assert!(recipe("both", "init_from = \"m\"\nextend_vocabulary = { pieces = 10 }").is_ok());
+        assert!(
+            recipe(
+                "both",
+                "init_from = \"m\"\nextend_vocabulary = { pieces = 10 }"
+            )
+            .is_ok()
+        );
     }
 
     #[test]
