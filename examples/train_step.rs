@@ -70,7 +70,7 @@ fn main() -> anyhow::Result<()> {
         xtr: false,
         ..ObjectiveConfig::default()
     };
-    let objective = Objective::new(&objective_config, encoder.dim(), 1, 0, None, device);
+    let objective = Objective::new(&objective_config, encoder.dim(), 1, 0, None, device)?;
     let params = trainable_parameters(&encoder, &objective);
     let optimizer_config = OptimizerConfig {
         lr: batch.lr,

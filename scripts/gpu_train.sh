@@ -95,7 +95,7 @@ pack() {
     fi
   done < <(recipe_paths "$recipe")
   local sets=("$@") exclusion
-  exclusion=$(python3 -c 'import sys,tomllib; print(tomllib.load(open(sys.argv[1],"rb"))["data"].get("exclude_test_sets",""))' "$recipe")
+  exclusion=$(python3 -c 'import sys,tomllib; e = tomllib.load(open(sys.argv[1],"rb"))["data"].get("exclude_test_sets", False); print(e if isinstance(e, str) else "")' "$recipe")
   if [[ -n $exclusion ]]; then
     "$LASE" check-leakage --config "$recipe" --data-dir "$exclusion" \
       --write-found "$bundle/tree/repo/test-sentences.txt" >&2

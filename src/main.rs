@@ -597,7 +597,7 @@ fn check_leakage(args: CheckLeakageArgs) -> Result<()> {
         &config.data,
         Some((&args.data_dir, &benchmarks)),
     )?;
-    if let (Some(dir), Some(dropped)) = (&config.data.exclude_test_sets, dropped) {
+    if let (Some(dir), Some(dropped)) = (config.data.exclusion(), dropped) {
         println!(
             "the recipe's exclude_test_sets ({}) drops {dropped} pairs",
             dir.display()

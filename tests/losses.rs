@@ -172,12 +172,17 @@ fn logit_distillation_and_mcl_gradients() {
 
 #[test]
 fn soft_contrastive_gradients_priority_average_tcm() {
-    use lase::losses::{SoftLabel, soft_contrastive, soft_contrastive_tcm, soft_labels};
+    use lase::losses::{
+        SoftLabel, TeacherVectors, soft_contrastive, soft_contrastive_tcm, soft_labels,
+    };
     let (gs, gt) = (random(&[5, 8], 28), random(&[5, 8], 29));
     let (s, t) = (leaf(&[5, 4], 30), leaf(&[5, 4], 31));
     let both = [s.shallow_clone(), t.shallow_clone()];
     for label in [SoftLabel::Priority, SoftLabel::Average] {
-        let w = soft_labels(label, &gs, Some(&gt), 0.1);
+        let w = soft_labels(
+            TeacherVectors::for_label(label, &gs, Some(&gt)).unwrap(),
+            0.1,
+        );
         check("soft contrastive", &both, &|| {
             soft_contrastive(&s, &t, &w, 0.1)
         });

@@ -249,3 +249,25 @@ fn pca_finds_the_principal_axes_and_reduce_dim_appends_them_as_a_dense_layer() {
     );
     assert!(v.equal(&reduced.encode(SENTENCES, 4).unwrap()));
 }
+
+#[test]
+fn a_tokenizer_larger_than_the_embedding_table_is_refused_with_the_file() {
+    let model = tiny_encoder(tiny_config(), dense_head(16, 12, PoolingMode::Mean), 13);
+    let dir = tempfile::tempdir().unwrap();
+    model.save(dir.path()).unwrap();
+    // Shrink config.json's table below the tokenizer's ids: before the check, the first
+    // encode panicked inside libtorch (index out of range).
+    let config_path = dir.path().join("config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    config["vocab_size"] = serde_json::json!(3);
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let err = SentenceEncoder::load(dir.path(), Device::Cpu)
+        .err()
+        .expect("a tokenizer whose ids pass vocab_size must not load")
+        .to_string();
+    assert!(
+        err.contains("tokenizer.json") && err.contains("vocab_size = 3"),
+        "{err}"
+    );
+}

@@ -73,6 +73,7 @@ dropout = 0.1
 
 [data]
 sources = [{{ format = "tsv", path = {pairs:?}, src_lang = "deu", tgt_lang = "eng" }}]
+exclude_test_sets = false
 dev = {{ pairs_per_language = 50, min_language_pairs = 100 }}
 
 [objective]
@@ -239,7 +240,8 @@ fn grad_cache_gives_the_direct_gradients() {
         encoder.tokenizer().vocab_size(),
         None,
         Device::Cpu,
-    );
+    )
+    .unwrap();
     let de = [
         "der hund ist rot",
         "die katze",

@@ -173,7 +173,17 @@ impl NpyMatrix {
                 dims.len()
             )));
         };
-        if mmap.len() != offset + rows * cols * 4 {
+        // The shape comes from the file: a crafted one must not wrap the size check.
+        let data_bytes = rows
+            .checked_mul(cols)
+            .and_then(|n| n.checked_mul(4))
+            .and_then(|n| n.checked_add(offset))
+            .ok_or_else(|| {
+                bad(&format!(
+                    "shape ({rows}, {cols}) overflows the address space"
+                ))
+            })?;
+        if mmap.len() != data_bytes {
             return Err(bad(&format!(
                 "{} data bytes for shape ({rows}, {cols})",
                 mmap.len() - offset
@@ -229,6 +239,20 @@ mod tests {
         let raw = std::fs::read(&path).unwrap();
         assert_eq!(raw.len(), 128 + 9 * 4);
         assert_eq!(&raw[..6], MAGIC);
+    }
+
+    #[test]
+    fn a_shape_whose_size_wraps_is_refused() {
+        // 2^62 x 4 rows of 4 bytes is 2^66 bytes: wrapped to 64 bits it is 0, the size of
+        // this file's (empty) data, so an unchecked product passes the size check.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wrap.npy");
+        let mut raw = header_bytes(0, 4);
+        let dict = header_text(1usize << 62, 4);
+        raw[10..10 + dict.len()].copy_from_slice(dict.as_bytes());
+        std::fs::write(&path, &raw).unwrap();
+        let e = NpyMatrix::open(&path).err().unwrap().to_string();
+        assert!(e.contains("wrap.npy") && e.contains("overflows"), "{e}");
     }
 
     #[test]

@@ -23,7 +23,9 @@ pub use logit_distillation::logit_distillation;
 pub use mcl::mcl;
 pub use mse_distillation::mse_distillation;
 pub use simcse::simcse;
-pub use soft_contrastive::{SoftLabel, soft_contrastive, soft_contrastive_tcm, soft_labels};
+pub use soft_contrastive::{
+    SoftLabel, TeacherVectors, soft_contrastive, soft_contrastive_tcm, soft_labels,
+};
 pub use triplet::{TripletDistance, hardest_in_batch_negatives, triplet};
 pub use xtr::{Xtr, XtrConfig, bag_of_tokens};
 

@@ -31,22 +31,47 @@ pub enum SoftLabel {
     Average,
 }
 
-/// w [N, N] from teacher embeddings of the anchor side (`teacher_s`) and, for Average,
-/// of the other side (`teacher_t`).
-pub fn soft_labels(
-    label: SoftLabel,
-    teacher_s: &Tensor,
-    teacher_t: Option<&Tensor>,
-    temperature: f64,
-) -> Tensor {
-    let s = cosine_matrix(teacher_s, teacher_s);
-    let logits = match (label, teacher_t) {
-        (SoftLabel::Priority, _) | (SoftLabel::Average, None) => s,
-        (SoftLabel::Average, Some(t)) => (s + cosine_matrix(t, t)) / 2.0,
+/// The teacher vectors a soft label is computed from. Average needs both sides: there is
+/// no way to ask for it with one (it used to fall back to Priority without a word).
+#[derive(Clone, Copy, Debug)]
+pub enum TeacherVectors<'a> {
+    /// Eq. 4: the anchor (source) side only; a monolingual teacher works.
+    Priority { anchor: &'a Tensor },
+    /// Eq. 5: both sides of each pair; needs a multilingual teacher.
+    Average {
+        source: &'a Tensor,
+        target: &'a Tensor,
+    },
+}
+
+impl<'a> TeacherVectors<'a> {
+    /// The vectors `label` needs, or `None` for Average without the target side.
+    pub fn for_label(
+        label: SoftLabel,
+        anchor: &'a Tensor,
+        other: Option<&'a Tensor>,
+    ) -> Option<Self> {
+        match (label, other) {
+            (SoftLabel::Priority, _) => Some(Self::Priority { anchor }),
+            (SoftLabel::Average, Some(target)) => Some(Self::Average {
+                source: anchor,
+                target,
+            }),
+            (SoftLabel::Average, None) => None,
+        }
+    }
+}
+
+/// w [N, N] (Eq. 4 or Eq. 5) from the teacher's vectors.
+pub fn soft_labels(teacher: TeacherVectors<'_>, temperature: f64) -> Tensor {
+    let (logits, kind) = match teacher {
+        TeacherVectors::Priority { anchor } => (cosine_matrix(anchor, anchor), anchor.kind()),
+        TeacherVectors::Average { source, target } => (
+            (cosine_matrix(source, source) + cosine_matrix(target, target)) / 2.0,
+            source.kind(),
+        ),
     };
-    (logits / temperature)
-        .softmax(-1, teacher_s.kind())
-        .detach()
+    (logits / temperature).softmax(-1, kind).detach()
 }
 
 /// -(1/N) Σ_ij w(i,j) log softmax over the first index (columns) of `logits`[i][j].
@@ -133,7 +158,9 @@ mod tests {
             }
             cross /= n as f64;
             mono /= n as f64;
-            let wt = soft_labels(label, &tensor(&gs), Some(&tensor(&gt)), tau);
+            let (tgs, tgt) = (tensor(&gs), tensor(&gt));
+            let teacher = TeacherVectors::for_label(label, &tgs, Some(&tgt)).unwrap();
+            let wt = soft_labels(teacher, tau);
             for i in 0..n {
                 for j in 0..n {
                     assert!((wt.double_value(&[i as i64, j as i64]) - w[i][j]).abs() < 1e-12);
@@ -151,5 +178,9 @@ mod tests {
         let info =
             crate::losses::bidirectional_info_nce(&tensor(&s), &tensor(&t), tau).double_value(&[]);
         assert!((hard - info).abs() < 1e-10);
+        // Average without the target side is not expressible.
+        let tgs = tensor(&gs);
+        assert!(TeacherVectors::for_label(SoftLabel::Average, &tgs, None).is_none());
+        assert!(TeacherVectors::for_label(SoftLabel::Priority, &tgs, None).is_some());
     }
 }

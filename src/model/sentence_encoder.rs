@@ -288,6 +288,18 @@ impl SentenceEncoder {
             config.pad_token_id,
             do_lower_case,
         )?;
+        // An id past the embedding table would panic inside libtorch's forward.
+        if let Some(max_id) = tokenizer.max_token_id()
+            && max_id as usize >= config.vocab_size
+        {
+            return Err(LaseError::bad_file(
+                &tokenizer_path,
+                format!(
+                    "token id {max_id} is outside the model's vocabulary (config.json vocab_size = {})",
+                    config.vocab_size
+                ),
+            ));
+        }
         let mut side_files = BTreeMap::new();
         for name in TOKENIZER_SIDE_FILES {
             let from = if *name == "config_sentence_transformers.json" {

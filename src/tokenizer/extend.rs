@@ -7,8 +7,10 @@
 //!    language-balanced sample of the new languages' text, with the teacher's own
 //!    normaliser and pre-tokeniser, so pieces are cut as the teacher cuts text.
 //! 2. The `pieces` most frequent trained pieces the teacher's vocabulary lacks are
-//!    appended (ids V, V+1, ...): every existing id and row is unchanged, so English
-//!    tokenises exactly as before and keeps the teacher's embedding from step 0.
+//!    appended (ids V, V+1, ...): every existing id and row is unchanged. WordPiece
+//!    matches greedily, longest piece first, so an English word tokenises as before
+//!    unless a new piece is a longer match inside it (the test below checks a sentence;
+//!    the MSE term on the English side pulls any changed ones back to the teacher).
 //! 3. Each new row of the word-embedding matrix starts as the mean of the teacher's rows
 //!    of the piece's tokenisation under the old vocabulary (a common initialisation for
 //!    added tokens; a piece the old vocabulary cannot spell gets [UNK]'s row).

@@ -131,6 +131,11 @@ impl SentenceTokenizer {
         self.inner.get_vocab_size(true)
     }
 
+    /// The largest id the tokenizer can emit (added tokens included), if it has any.
+    pub fn max_token_id(&self) -> Option<u32> {
+        self.inner.get_vocab(true).into_values().max()
+    }
+
     /// Sets a new truncation length (special tokens included).
     pub fn set_max_length(&mut self, max_length: usize) -> Result<()> {
         *self = Self::new(self.inner.clone(), max_length, self.pad_id, self.lowercase)?;

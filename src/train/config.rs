@@ -145,14 +145,35 @@ pub struct DataConfig {
     pub dev: DevSplitConfig,
     #[serde(default)]
     pub sampling: SamplingConfig,
-    /// A benchmark data folder (as `lase eval --data-dir`): training pairs with a side
-    /// equal to any test sentence there are dropped before the dev split.
+    /// Required: a benchmark data folder (as `lase eval --data-dir`) or a sentence-list
+    /// file, whose test sentences drop every training pair with a side equal to one of
+    /// them before the dev split; or `false`, written out, to train without the check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exclude_test_sets: Option<PathBuf>,
+    pub exclude_test_sets: Option<TestSetExclusion>,
     /// Train on a seeded random sample of this many training pairs (after the dev split):
     /// quick experiments, and teacher caches that cover only what a short run can use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_train_pairs: Option<usize>,
+}
+
+/// `data.exclude_test_sets`: where the test sentences are, or `false`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TestSetExclusion {
+    /// A benchmark folder or a file of test sentences, one per line.
+    Folder(PathBuf),
+    /// `false`: no exclusion (an explicit opt-out; `true` is refused).
+    Off(bool),
+}
+
+impl DataConfig {
+    /// The folder or file the training pairs are checked against, if any.
+    pub fn exclusion(&self) -> Option<&Path> {
+        match &self.exclude_test_sets {
+            Some(TestSetExclusion::Folder(p)) => Some(p),
+            _ => None,
+        }
+    }
 }
 
 /// Which contrastive loss, if any.
@@ -462,6 +483,19 @@ impl TrainConfig {
         if self.data.sources.is_empty() {
             return bad("data.sources is empty".into());
         }
+        match &self.data.exclude_test_sets {
+            None => {
+                return bad(
+                    "data.exclude_test_sets is required: the benchmark folder (or test-sentence list) whose sentences must not be trained on, e.g. \"../shared/data\", or false to train without the check".into(),
+                );
+            }
+            Some(TestSetExclusion::Off(true)) => {
+                return bad(
+                    "data.exclude_test_sets = true: give the benchmark folder (or test-sentence list) instead".into(),
+                );
+            }
+            _ => {}
+        }
         if let Some(d) = &self.objective.distillation
             && d.teacher_side != TeacherSide::Both
             && let Some(s) = self.data.sources.iter().find(|s| s.non_pivot_pairs() > 0)
@@ -600,9 +634,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_recipe_must_say_which_test_sets_it_excludes() {
+        let base = "[data]\nsources = [{ format = \"tsv\", path = \"p.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n";
+        let err = TrainConfig::from_toml(base).unwrap_err().to_string();
+        assert!(err.contains("exclude_test_sets is required"), "{err}");
+        let err = TrainConfig::from_toml(&format!("{base}exclude_test_sets = true\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("exclude_test_sets = true"), "{err}");
+        let off = TrainConfig::from_toml(&format!("{base}exclude_test_sets = false\n")).unwrap();
+        assert_eq!(off.data.exclusion(), None);
+        let on = TrainConfig::from_toml(&format!("{base}exclude_test_sets = \"bench\"\n")).unwrap();
+        assert_eq!(on.data.exclusion(), Some(Path::new("bench")));
+        // Both forms survive the round trip through the run folder's config.toml.
+        for c in [off, on] {
+            assert_eq!(TrainConfig::from_toml(&c.to_toml()).unwrap(), c);
+        }
+    }
+
+    #[test]
     fn paper_defaults_and_unknown_keys() {
         let c = TrainConfig::from_toml(
-            "[data]\nsources = [{ format = \"tsv\", path = \"p.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n",
+            "[data]\nsources = [{ format = \"tsv\", path = \"p.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\nexclude_test_sets = false\n",
         )
         .unwrap();
         assert_eq!(c.model.layers, 6);
@@ -625,7 +678,7 @@ mod tests {
     fn average_labels_need_a_teacher_on_both_sides() {
         let recipe = |side: &str| {
             TrainConfig::from_toml(&format!(
-                "[data]\nsources = [{{ format = \"tsv\", path = \"p.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }}]\n\
+                "[data]\nsources = [{{ format = \"tsv\", path = \"p.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }}]\nexclude_test_sets = false\n\
                  [objective.distillation]\nteacher = \"t\"\nteacher_side = \"{side}\"\nmse = 0.0\n\
                  soft_contrastive = 1.0\nsoft_label = \"average\"\n"
             ))
@@ -643,7 +696,7 @@ mod tests {
     fn non_pivot_pairs_need_a_two_sided_teacher_and_extension_needs_init_from() {
         let recipe = |side: &str, model: &str| {
             TrainConfig::from_toml(&format!(
-                "[model]\n{model}\n[data]\nsources = [{{ format = \"n-way\", path = \"b\", non_pivot_pairs = 1 }}]\n\
+                "[model]\n{model}\n[data]\nsources = [{{ format = \"n-way\", path = \"b\", non_pivot_pairs = 1 }}]\nexclude_test_sets = false\n\
                  [objective.distillation]\nteacher = \"t\"\nteacher_side = \"{side}\"\n"
             ))
         };
@@ -672,7 +725,7 @@ mod tests {
         let path = dir.path().join("recipe.toml");
         std::fs::write(
             &path,
-            "[data]\nsources = [{ format = \"tsv\", path = \"p.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n\
+            "[data]\nsources = [{ format = \"tsv\", path = \"p.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\nexclude_test_sets = false\n\
              [model]\nlayers = 4\noutput_dim = 128\n",
         )
         .unwrap();

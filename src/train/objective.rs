@@ -5,11 +5,12 @@
 
 use tch::{Device, Kind, Tensor, nn};
 
-use super::config::{ContrastiveKind, DistillationConfig, ObjectiveConfig};
+use super::config::{ContrastiveKind, DistillationConfig, ObjectiveConfig, TeacherSide};
+use crate::error::{LaseError, Result};
 use crate::losses::{
-    EmsContrastive, FeatureDistillation, Xtr, additive_margin_softmax, bag_of_tokens,
-    bidirectional_info_nce, hardest_in_batch_negatives, logit_distillation, mcl, mse_distillation,
-    soft_contrastive, soft_contrastive_tcm, soft_labels, triplet,
+    EmsContrastive, FeatureDistillation, SoftLabel, TeacherVectors, Xtr, additive_margin_softmax,
+    bag_of_tokens, bidirectional_info_nce, hardest_in_batch_negatives, logit_distillation, mcl,
+    mse_distillation, soft_contrastive, soft_contrastive_tcm, soft_labels, triplet,
 };
 
 /// What a loss needs to know about a batch besides the two sides' vectors.
@@ -89,7 +90,16 @@ impl Objective {
         vocab_size: usize,
         teacher_dim: Option<usize>,
         device: Device,
-    ) -> Self {
+    ) -> Result<Self> {
+        if let Some(d) = &config.distillation
+            && d.soft_contrastive > 0.0
+            && d.soft_label == SoftLabel::Average
+            && d.teacher_side != TeacherSide::Both
+        {
+            return Err(LaseError::InvalidArgument(
+                "soft_label = \"average\" needs the teacher's vectors of both sides (teacher_side = \"both\")".into(),
+            ));
+        }
         let vs = nn::VarStore::new(device);
         let ems = (config.contrastive == ContrastiveKind::Ems)
             .then(|| EmsContrastive::new(vs.root() / "ems_contrastive", dim, &config.ems));
@@ -110,14 +120,14 @@ impl Objective {
             )),
             _ => None,
         };
-        Self {
+        Ok(Self {
             config: config.clone(),
             vs,
             ems,
             xtr,
             feature,
             teacher_center: None,
-        }
+        })
     }
 
     /// The mean teacher vector ([d_t]) that soft labels are computed around
@@ -212,12 +222,10 @@ impl Objective {
                 Some(mean) => t - mean.to_kind(t.kind()),
                 None => t.shallow_clone(),
             };
-            let w = soft_labels(
-                d.soft_label,
-                &centred(anchor),
-                both.then(|| centred(&ty)).as_ref(),
-                d.soft_temperature,
-            );
+            let (anchor_c, other_c) = (centred(anchor), both.then(|| centred(&ty)));
+            let teacher = TeacherVectors::for_label(d.soft_label, &anchor_c, other_c.as_ref())
+                .expect("Objective::new refuses Average labels without a two-sided teacher");
+            let w = soft_labels(teacher, d.soft_temperature);
             let l = match d.tcm_lambda {
                 Some(lambda) => soft_contrastive_tcm(x, y, &w, d.soft_temperature, lambda),
                 None => soft_contrastive(x, y, &w, d.soft_temperature),
@@ -275,7 +283,7 @@ mod tests {
             ..Default::default()
         };
         let mut objective =
-            Objective::new(&config, d as usize, 1, 10, Some(d as usize), Device::Cpu);
+            Objective::new(&config, d as usize, 1, 10, Some(d as usize), Device::Cpu).unwrap();
         let langs = vec![0i64; n as usize];
         let ctx = BatchContext::new(&langs, &langs, Device::Cpu)
             .with_teacher(None, Some(teacher.shallow_clone()));

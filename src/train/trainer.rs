@@ -184,7 +184,7 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         vocab_size,
         teacher.as_ref().map(|t| t.dim),
         device,
-    );
+    )?;
     if let (Some(t), Some(d)) = (&teacher, &config.objective.distillation)
         && d.soft_label_centering
     {
@@ -457,7 +457,7 @@ pub fn read_training_pairs(
     already_read: Option<(&Path, &BenchmarkSentences)>,
 ) -> Result<(ParallelCorpus, Option<usize>)> {
     let mut corpus = ParallelCorpus::read(&data.sources)?;
-    let Some(dir) = &data.exclude_test_sets else {
+    let Some(dir) = data.exclusion() else {
         return Ok((corpus, None));
     };
     let same_folder = |read_from: &Path| match (dir.canonicalize(), read_from.canonicalize()) {
