@@ -262,10 +262,10 @@ fn a_tokenizer_larger_than_the_embedding_table_is_refused_with_the_file() {
         serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
     config["vocab_size"] = serde_json::json!(3);
     std::fs::write(&config_path, config.to_string()).unwrap();
-    let err = SentenceEncoder::load(dir.path(), Device::Cpu)
-        .err()
-        .expect("a tokenizer whose ids pass vocab_size must not load")
-        .to_string();
+    let Err(err) = SentenceEncoder::load(dir.path(), Device::Cpu) else {
+        panic!("a tokenizer whose ids pass vocab_size must not load");
+    };
+    let err = err.to_string();
     assert!(
         err.contains("tokenizer.json") && err.contains("vocab_size = 3"),
         "{err}"

@@ -122,12 +122,7 @@ pub fn add_n_way(
 }
 
 fn read_all(path: &Path) -> Result<Vec<String>> {
-    let mut reader = LineReader::open(path)?;
-    let mut out = Vec::new();
-    while let Some(line) = reader.next() {
-        out.push(line?);
-    }
-    Ok(out)
+    LineReader::open(path)?.collect()
 }
 
 /// A language file's lines, which must be exactly `rows` (the pivot file's count).

@@ -253,7 +253,7 @@ pub fn temperature_weights(sizes: &[usize], alpha: f64) -> Vec<f64> {
 /// The duplicate-check keys of a pair: its two sentences and its N-way row (0 = none).
 pub fn pair_keys(pair: &crate::data::TranslationPair) -> [u64; 3] {
     let row = pair.row.map_or(0, |r| {
-        mix_seed(&[0x726f_77, pair.source as u64, r as u64]) | 1
+        mix_seed(&[0x0072_6f77, pair.source as u64, r as u64]) | 1
     });
     [sentence_key(&pair.src), sentence_key(&pair.tgt), row]
 }
