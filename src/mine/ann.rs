@@ -8,7 +8,7 @@
 
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
-use super::knn::{MatrixView, Neighbours};
+use super::matrix::{MatrixView, Neighbours};
 use crate::error::{LaseError, Result};
 
 /// HNSW graph parameters, with usearch's (and the HNSW paper's usual) defaults.

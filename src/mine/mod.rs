@@ -7,14 +7,16 @@ pub mod ann;
 pub mod bitext;
 pub mod knn;
 pub mod margin;
+pub mod matrix;
 pub mod quantized;
 pub mod retrieval;
 pub mod topk_cpu;
 
 use std::collections::HashMap;
 
-pub use knn::{KnnOptions, MatrixView, Neighbours, SearchKernel, knn, knn_both_ways};
+pub use knn::{KnnOptions, SearchKernel, knn, knn_both_ways};
 pub use margin::Margin;
+pub use matrix::{MatrixView, Neighbours};
 pub use retrieval::{Retrieval, ScoredPair};
 
 use crate::error::Result;

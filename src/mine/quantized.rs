@@ -7,7 +7,7 @@
 
 use std::str::FromStr;
 
-use super::knn::{MatrixView, Neighbours};
+use super::matrix::{MatrixView, Neighbours};
 
 /// Approximate representation used for the candidate shortlist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -6,8 +6,8 @@
 use std::collections::HashSet;
 use std::str::FromStr;
 
-use super::knn::Neighbours;
 use super::margin::Margin;
+use super::matrix::Neighbours;
 
 /// Which candidates become pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tch::{Device, Kind, Tensor};
 
-use super::knn::{MatrixView, Neighbours};
+use super::matrix::{MatrixView, Neighbours};
 
 /// Rows of X per tile.
 pub const QUERY_TILE: usize = 256;
