@@ -29,5 +29,5 @@ python3 - "$dir/eval-flores6.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["flores"]["xx_eng"]
 print("flores xx-eng P@1 (mean of both directions): " + ", ".join(
-    f"{k.split('-')[0]} {(v['p_at_1_xy'] + v['p_at_1_yx']) / 2:.1f}" for k, v in sorted(r.items())))
+    f"{k.split('-')[0]} {50 * (v['p_at_1_xy'] + v['p_at_1_yx']):.1f}" for k, v in sorted(r.items())))
 PY
