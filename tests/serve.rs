@@ -143,6 +143,11 @@ fn embedding_endpoints_agree_with_the_library() {
         assert!(common::cosine(&got, want) > 0.99999);
         assert!((norm(row) - 1.0).abs() < 1e-5);
     }
+    // POST / answers as /embed (TEI's route for an embedding model, which
+    // huggingface_hub's InferenceClient.feature_extraction uses).
+    let (status, root) = server.json("POST", "/", r#"{"inputs": ["the dog is red", "der hund"]}"#);
+    assert_eq!(status, 200, "{root}");
+    assert_eq!(&root, &body);
     // A single string; raw (unnormalised) output; first 4 dimensions renormalised.
     let (_, one) = server.json(
         "POST",

@@ -185,6 +185,9 @@ pub async fn serve(
         info,
     });
     let app = Router::new()
+        // TEI answers POST / as its model's task (here /embed): huggingface_hub's
+        // InferenceClient(model=URL).feature_extraction posts there.
+        .route("/", post(embed))
         .route("/embed", post(embed))
         .route("/v1/embeddings", post(openai_embeddings))
         .route("/similarity", post(similarity))
