@@ -130,6 +130,12 @@ struct ServeArgs {
     /// Requests waiting for inference before new ones get 429.
     #[arg(long, default_value_t = 512)]
     max_queued_requests: usize,
+    /// Most sentences per side of one /mine request (422 above).
+    #[arg(long, default_value_t = 10_000)]
+    max_mine_sentences: usize,
+    /// Most tokens over both sides of one /mine request (413 above).
+    #[arg(long, default_value_t = 131_072)]
+    max_mine_tokens: usize,
     /// Largest request body in bytes.
     #[arg(long, default_value_t = 2 << 20)]
     max_body_bytes: usize,
@@ -458,6 +464,8 @@ fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
         max_client_batch_size: args.max_client_batch_size,
         max_batch_tokens: args.max_batch_tokens,
         max_queued_requests: args.max_queued_requests,
+        max_mine_sentences: args.max_mine_sentences,
+        max_mine_tokens: args.max_mine_tokens,
         ..Default::default()
     };
     let mut options = lase::inference::EncodeOptions::for_device(device);

@@ -267,6 +267,7 @@ fn every_error_path_is_a_json_error() {
     let server = Server::start(ServeConfig {
         max_body_bytes: 4096,
         max_client_batch_size: 3,
+        max_mine_tokens: 40,
         ..Default::default()
     });
     let cases: Vec<(&str, String, u16)> = vec![
@@ -294,6 +295,14 @@ fn every_error_path_is_a_json_error() {
             "/similarity",
             r#"{"inputs": {"source_sentence": "a", "sentences": []}}"#.into(),
             422,
+        ),
+        (
+            "/mine",
+            format!(
+                r#"{{"src": ["{0}", "{0}"], "tgt": ["{0}"], "truncate": true}}"#,
+                "the dog ".repeat(10)
+            ),
+            413,
         ),
         (
             "/mine",

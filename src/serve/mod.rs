@@ -31,7 +31,7 @@ use self::metrics::Metrics;
 use crate::inference::EncodeOptions;
 use crate::mine::{MatrixView, MineOptions, mine};
 use crate::model::SentenceEncoder;
-use crate::tokenizer::SentenceTokenizer;
+use crate::tokenizer::{SentenceTokenizer, TokenIds};
 
 /// Server limits and identity.
 #[derive(Clone, Debug)]
@@ -41,8 +41,11 @@ pub struct ServeConfig {
     pub max_body_bytes: usize,
     /// Most inputs in one /embed, /v1/embeddings or /similarity request (422 above).
     pub max_client_batch_size: usize,
-    /// Most sentences per side of one /mine request.
+    /// Most sentences per side of one /mine request (422 above).
     pub max_mine_sentences: usize,
+    /// Most tokens over both sides of one /mine request (413 above): embedding is
+    /// nearly all of a /mine request's time, and it grows with its tokens.
+    pub max_mine_tokens: usize,
     /// Token budget of one coalesced inference run.
     pub max_batch_tokens: usize,
     /// Requests waiting for the inference thread before new ones get 429.
@@ -56,6 +59,7 @@ impl Default for ServeConfig {
             max_body_bytes: 2 << 20,
             max_client_batch_size: 256,
             max_mine_sentences: 10_000,
+            max_mine_tokens: 131_072,
             max_batch_tokens: 16_384,
             max_queued_requests: 512,
         }
@@ -85,6 +89,14 @@ impl ApiError {
         Self {
             status: StatusCode::UNPROCESSABLE_ENTITY,
             kind: "Validation",
+            message: message.into(),
+        }
+    }
+
+    fn too_large(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            kind: "PayloadTooLarge",
             message: message.into(),
         }
     }
@@ -247,6 +259,17 @@ async fn embed_texts(
     truncate: bool,
     limit: usize,
 ) -> Result<(Tensor, usize), ApiError> {
+    let tokens = tokenize_inputs(state, texts, truncate, limit)?;
+    embed_tokens(state, tokens).await
+}
+
+/// The inputs' token ids, after the count, emptiness and length checks.
+fn tokenize_inputs(
+    state: &AppState,
+    texts: &[String],
+    truncate: bool,
+    limit: usize,
+) -> Result<Vec<TokenIds>, ApiError> {
     if texts.is_empty() {
         return Err(ApiError::validation("no input sentences"));
     }
@@ -266,7 +289,14 @@ async fn embed_texts(
             state.tokenizer.max_length()
         )));
     }
-    let tokens: Vec<_> = encoded.into_iter().map(|(t, _)| t).collect();
+    Ok(encoded.into_iter().map(|(t, _)| t).collect())
+}
+
+/// Embeds tokenised inputs through the batcher; also their token count.
+async fn embed_tokens(
+    state: &AppState,
+    tokens: Vec<TokenIds>,
+) -> Result<(Tensor, usize), ApiError> {
     let count = tokens.iter().map(|t| t.len()).sum();
     let receiver = state.batcher.submit(tokens)?;
     let vectors = receiver
@@ -456,8 +486,21 @@ async fn mine_pairs(
         }
         options.threshold = req.threshold;
         let limit = state.config.max_mine_sentences;
-        let (x, _) = embed_texts(&state, &req.src, req.truncate, limit).await?;
-        let (y, _) = embed_texts(&state, &req.tgt, req.truncate, limit).await?;
+        let src_tokens = tokenize_inputs(&state, &req.src, req.truncate, limit)?;
+        let tgt_tokens = tokenize_inputs(&state, &req.tgt, req.truncate, limit)?;
+        let total: usize = src_tokens
+            .iter()
+            .chain(&tgt_tokens)
+            .map(TokenIds::len)
+            .sum();
+        if total > state.config.max_mine_tokens {
+            return Err(ApiError::too_large(format!(
+                "{total} tokens over both sides exceed the limit of {} per /mine request",
+                state.config.max_mine_tokens
+            )));
+        }
+        let (x, _) = embed_tokens(&state, src_tokens).await?;
+        let (y, _) = embed_tokens(&state, tgt_tokens).await?;
         let dim = state.dim;
         let flat = |t: &Tensor| -> Vec<f32> {
             let t = crate::model::l2_normalize(t).contiguous();
