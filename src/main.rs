@@ -466,7 +466,6 @@ fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
         max_queued_requests: args.max_queued_requests,
         max_mine_sentences: args.max_mine_sentences,
         max_mine_tokens: args.max_mine_tokens,
-        ..Default::default()
     };
     let mut options = lase::inference::EncodeOptions::for_device(device);
     match (args.forward_batch_tokens, device) {
