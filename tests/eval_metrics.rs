@@ -190,6 +190,7 @@ fn sib_probe_learns_and_reader_names_bad_lines() {
     use lase::eval::sib::{ClassifierConfig, train_and_test};
     use tch::{Kind, Tensor};
     // Three Gaussian blobs in 8-d: a linear probe separates them; shuffled labels it cannot.
+    let _rng = torch_rng(); // held to the end: every draw below follows this seed
     tch::manual_seed(3);
     let centres = Tensor::randn([3, 8], (Kind::Float, tch::Device::Cpu)) * 3.0;
     let y = Tensor::arange(300, (Kind::Int64, tch::Device::Cpu)).remainder(3);
@@ -244,6 +245,7 @@ fn sib_probe_learns_and_reader_names_bad_lines() {
 fn bucc_task_finds_planted_translations_and_reports_the_oracle_apart() {
     use lase::eval::bucc::{BuccConfig, evaluate_pair};
     use tch::{Kind, Tensor};
+    let _rng = torch_rng(); // held to the end: every draw below follows this seed
     tch::manual_seed(9);
     let n = 600i64;
     let unit = |t: Tensor| {
@@ -282,6 +284,7 @@ fn bucc_task_finds_planted_translations_and_reports_the_oracle_apart() {
 fn pool_retrieval_and_distractor_reader() {
     use lase::eval::pool::{english_distractors, p_at_1_in_pool};
     use tch::{Kind, Tensor};
+    let _rng = torch_rng(); // held to the end: every draw below follows this seed
     tch::manual_seed(17);
     let unit = |t: Tensor| {
         let norm = t.norm_scalaropt_dim(2, [1].as_slice(), true);

@@ -81,7 +81,15 @@ pub fn dense_head(dim: usize, out: usize, mode: PoolingMode) -> HeadSpec {
     }
 }
 
+/// libtorch's random generator is global to the process: a test that seeds it and then
+/// draws from it holds this lock, so a test running beside it cannot reseed it between.
+pub fn torch_rng() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub fn tiny_encoder(config: EncoderConfig, head: HeadSpec, seed: i64) -> SentenceEncoder {
+    let _rng = torch_rng();
     tch::manual_seed(seed);
     SentenceEncoder::new(config, tiny_tokenizer_json(), 32, head, Device::Cpu).unwrap()
 }
