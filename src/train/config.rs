@@ -262,6 +262,12 @@ pub struct DistillationConfig {
     /// MCL weight (multistage-distillation.txt stage 4).
     #[serde(default)]
     pub mcl: f64,
+    /// MSE as a squared norm per sentence, summed over the d dimensions and averaged
+    /// over the batch (multistage-distillation.txt Eq. 6: (1/|N|) Σ_i (h_T - h_S)², the
+    /// square of a vector) instead of sentence-transformers' mean over N·d elements
+    /// (off): on, the MSE term is d times larger at the same `mse` weight.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mse_sum_over_dimensions: bool,
     /// L2-normalise the student's vectors in training, as a sentence-transformers
     /// teacher with a Normalize module does (all-MiniLM-L6-v2): MSE then compares unit
     /// vectors, and a student initialised from that teacher matches it at step 0, as in
@@ -287,6 +293,7 @@ impl DistillationConfig {
             soft_label_centering: false,
             tcm_lambda: None,
             mcl: 0.0,
+            mse_sum_over_dimensions: false,
             normalize_student: false,
         }
     }

@@ -211,8 +211,10 @@ pub fn stage_recipe(
         Stage::Student => {
             DistillationConfig::mse_only(assistant_model(config, out), TeacherSide::Both)
         }
+        // Eq. 6-7: l_stage4 = l_1 (MCL) + l_2, l_2 a squared norm per sentence.
         Stage::Contrastive => DistillationConfig {
             mcl: config.mcl_weight,
+            mse_sum_over_dimensions: true,
             ..DistillationConfig::mse_only(config.teacher.clone(), TeacherSide::Target)
         },
         Stage::Bottleneck => unreachable!("stage 2 is not a distillation run"),
@@ -495,4 +497,28 @@ fn align_bottleneck(
     }
     bar.finish_and_clear();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stage 4 weights MSE as Eq. 6 writes it (a squared norm per sentence); stages 1 and
+    /// 3 keep the element mean of sentence-transformers' MSELoss.
+    #[test]
+    fn only_stage_4_sums_mse_over_dimensions() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let config = MultistageConfig::from_file(&root.join("configs/multistage/small.toml"))
+            .expect("the shipped multistage recipe parses");
+        let out = Path::new("runs/unused");
+        let sums = |stage| {
+            stage_recipe(&config, out, stage, None)
+                .objective
+                .distillation
+                .expect("a distillation stage")
+                .mse_sum_over_dimensions
+        };
+        assert!(sums(Stage::Contrastive));
+        assert!(!sums(Stage::Assistant) && !sums(Stage::Student));
+    }
 }

@@ -207,7 +207,13 @@ impl Objective {
         let anchor = if ctx.teacher_x.is_some() { &tx } else { &ty };
         let mut terms = Vec::new();
         if d.mse > 0.0 {
-            terms.push(("mse", mse_distillation(anchor, x, y) * d.mse));
+            // Eq. 6 of multistage-distillation.txt sums over dimensions: d x the mean.
+            let scale = if d.mse_sum_over_dimensions {
+                x.size()[1] as f64
+            } else {
+                1.0
+            };
+            terms.push(("mse", mse_distillation(anchor, x, y) * (d.mse * scale)));
         }
         if let Some(f) = &self.feature {
             terms.push(("feature_distillation", f.loss(&tx, &ty, x, y) * d.feature));
@@ -259,6 +265,53 @@ impl Objective {
 mod tests {
     use super::*;
     use crate::train::config::{DistillationConfig, TeacherSide};
+
+    /// multistage-distillation.txt Eq. 6: (1/N) Σ_i [‖t_i - s(x_i)‖² + ‖t_i - s(y_i)‖²],
+    /// a squared norm per sentence; the default is the mean over N·d elements.
+    #[test]
+    fn mse_summed_over_dimensions_is_eq_6() {
+        let (n, d) = (4i64, 6i64);
+        let opts = (Kind::Double, Device::Cpu);
+        tch::manual_seed(5);
+        let (t, x, y) = (
+            Tensor::randn([n, d], opts),
+            Tensor::randn([n, d], opts),
+            Tensor::randn([n, d], opts),
+        );
+        let mse_of = |sum: bool| {
+            let mut distillation =
+                DistillationConfig::mse_only("unused".into(), TeacherSide::Target);
+            distillation.mse_sum_over_dimensions = sum;
+            let config = ObjectiveConfig {
+                contrastive: ContrastiveKind::None,
+                xtr: false,
+                distillation: Some(distillation),
+                ..Default::default()
+            };
+            let objective =
+                Objective::new(&config, d as usize, 1, 10, Some(d as usize), Device::Cpu).unwrap();
+            let langs = vec![0i64; n as usize];
+            let ctx = BatchContext::new(&langs, &langs, Device::Cpu)
+                .with_teacher(None, Some(t.shallow_clone()));
+            let out = objective.loss(&x, &y, &ctx);
+            out.parts.iter().find(|(k, _)| *k == "mse").unwrap().1
+        };
+        let mut eq6 = 0.0;
+        for i in 0..n {
+            for j in 0..d {
+                let tv = t.double_value(&[i, j]);
+                eq6 +=
+                    (tv - x.double_value(&[i, j])).powi(2) + (tv - y.double_value(&[i, j])).powi(2);
+            }
+        }
+        eq6 /= n as f64;
+        assert!(
+            (mse_of(true) - eq6).abs() < 1e-9,
+            "{} vs {eq6}",
+            mse_of(true)
+        );
+        assert!((mse_of(false) - eq6 / d as f64).abs() < 1e-9);
+    }
 
     /// A teacher whose vectors share a large offset (cosine 0.9 between different
     /// sentences) gives near-uniform Priority labels at τ 0.1: a student that already
