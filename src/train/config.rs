@@ -298,6 +298,17 @@ impl DistillationConfig {
         }
     }
 
+    /// Why these terms cannot run, if they cannot: Average soft labels need the
+    /// teacher's vectors of both sides. Checked by recipes and by `Objective::new`.
+    pub fn soft_label_conflict(&self) -> Option<&'static str> {
+        (self.soft_contrastive > 0.0
+            && self.soft_label == SoftLabel::Average
+            && self.teacher_side != TeacherSide::Both)
+            .then_some(
+                "soft_label = \"average\" averages the teacher's similarities on both sides of each pair: set teacher_side = \"both\" (a multilingual teacher)",
+            )
+    }
+
     fn default_side() -> TeacherSide {
         TeacherSide::Target
     }
@@ -528,14 +539,13 @@ impl TrainConfig {
                 "data.sources: weight {w} must be a positive number"
             ));
         }
-        if let Some(d) = &self.objective.distillation
-            && d.soft_contrastive > 0.0
-            && d.soft_label == SoftLabel::Average
-            && d.teacher_side != TeacherSide::Both
+        if let Some(message) = self
+            .objective
+            .distillation
+            .as_ref()
+            .and_then(DistillationConfig::soft_label_conflict)
         {
-            return bad(
-                "objective.distillation: soft_label = \"average\" averages the teacher's similarities on both sides of each pair: set teacher_side = \"both\" (a multilingual teacher)".into(),
-            );
+            return bad(format!("objective.distillation: {message}"));
         }
         Ok(())
     }

@@ -5,10 +5,10 @@
 
 use tch::{Device, Kind, Tensor, nn};
 
-use super::config::{ContrastiveKind, DistillationConfig, ObjectiveConfig, TeacherSide};
+use super::config::{ContrastiveKind, DistillationConfig, ObjectiveConfig};
 use crate::error::{LaseError, Result};
 use crate::losses::{
-    EmsContrastive, FeatureDistillation, SoftLabel, TeacherVectors, Xtr, additive_margin_softmax,
+    EmsContrastive, FeatureDistillation, TeacherVectors, Xtr, additive_margin_softmax,
     bag_of_tokens, bidirectional_info_nce, hardest_in_batch_negatives, logit_distillation, mcl,
     mse_distillation, soft_contrastive, soft_contrastive_tcm, soft_labels, triplet,
 };
@@ -91,14 +91,12 @@ impl Objective {
         teacher_dim: Option<usize>,
         device: Device,
     ) -> Result<Self> {
-        if let Some(d) = &config.distillation
-            && d.soft_contrastive > 0.0
-            && d.soft_label == SoftLabel::Average
-            && d.teacher_side != TeacherSide::Both
+        if let Some(message) = config
+            .distillation
+            .as_ref()
+            .and_then(DistillationConfig::soft_label_conflict)
         {
-            return Err(LaseError::InvalidArgument(
-                "soft_label = \"average\" needs the teacher's vectors of both sides (teacher_side = \"both\")".into(),
-            ));
+            return Err(LaseError::InvalidArgument(message.into()));
         }
         let vs = nn::VarStore::new(device);
         let ems = (config.contrastive == ContrastiveKind::Ems)
@@ -264,7 +262,35 @@ impl Objective {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::losses::SoftLabel;
     use crate::train::config::{DistillationConfig, TeacherSide};
+
+    /// An objective of distillation terms only, on `d`-wide student and teacher vectors.
+    fn distillation_only(distillation: DistillationConfig, d: usize) -> Result<Objective> {
+        let config = ObjectiveConfig {
+            contrastive: ContrastiveKind::None,
+            xtr: false,
+            distillation: Some(distillation),
+            ..Default::default()
+        };
+        Objective::new(&config, d, 1, 10, Some(d), Device::Cpu)
+    }
+
+    /// Average soft labels with a one-sided teacher are refused at construction (the
+    /// loss would otherwise have only one side's vectors to average).
+    #[test]
+    fn average_labels_need_a_two_sided_teacher() {
+        let mut distillation = DistillationConfig::mse_only("unused".into(), TeacherSide::Target);
+        distillation.soft_contrastive = 1.0;
+        distillation.soft_label = SoftLabel::Average;
+        let err = distillation_only(distillation.clone(), 4)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("teacher_side = \"both\""), "{err}");
+        distillation.teacher_side = TeacherSide::Both;
+        assert!(distillation_only(distillation, 4).is_ok());
+    }
 
     /// multistage-distillation.txt Eq. 6: (1/N) Σ_i [‖t_i - s(x_i)‖² + ‖t_i - s(y_i)‖²],
     /// a squared norm per sentence; the default is the mean over N·d elements.
@@ -282,14 +308,7 @@ mod tests {
             let mut distillation =
                 DistillationConfig::mse_only("unused".into(), TeacherSide::Target);
             distillation.mse_sum_over_dimensions = sum;
-            let config = ObjectiveConfig {
-                contrastive: ContrastiveKind::None,
-                xtr: false,
-                distillation: Some(distillation),
-                ..Default::default()
-            };
-            let objective =
-                Objective::new(&config, d as usize, 1, 10, Some(d as usize), Device::Cpu).unwrap();
+            let objective = distillation_only(distillation, d as usize).unwrap();
             let langs = vec![0i64; n as usize];
             let ctx = BatchContext::new(&langs, &langs, Device::Cpu)
                 .with_teacher(None, Some(t.shallow_clone()));
@@ -329,14 +348,7 @@ mod tests {
         distillation.mse = 0.0;
         distillation.soft_contrastive = 1.0;
         distillation.soft_label_centering = true;
-        let config = ObjectiveConfig {
-            contrastive: ContrastiveKind::None,
-            xtr: false,
-            distillation: Some(distillation),
-            ..Default::default()
-        };
-        let mut objective =
-            Objective::new(&config, d as usize, 1, 10, Some(d as usize), Device::Cpu).unwrap();
+        let mut objective = distillation_only(distillation, d as usize).unwrap();
         let langs = vec![0i64; n as usize];
         let ctx = BatchContext::new(&langs, &langs, Device::Cpu)
             .with_teacher(None, Some(teacher.shallow_clone()));
