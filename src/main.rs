@@ -171,6 +171,11 @@ struct TrainArgs {
     /// again to resume): fits a run into a scheduler's or a lent GPU's time slot.
     #[arg(long)]
     time_limit: Option<u64>,
+    /// Mixed precision: f32, or bf16 (bfloat16 matrix products over float32 weights,
+    /// as torch.autocast; faster on GPUs and AMX / AVX512-BF16 CPUs). A resumed run may
+    /// change it.
+    #[arg(long, default_value = "f32")]
+    precision: Precision,
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
@@ -197,6 +202,11 @@ struct DistillArgs {
     /// again to resume): fits a run into a scheduler's or a lent GPU's time slot.
     #[arg(long)]
     time_limit: Option<u64>,
+    /// Mixed precision: f32, or bf16 (bfloat16 matrix products over float32 weights,
+    /// as torch.autocast; faster on GPUs and AMX / AVX512-BF16 CPUs). A resumed run may
+    /// change it.
+    #[arg(long, default_value = "f32")]
+    precision: Precision,
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
@@ -224,6 +234,10 @@ struct MultistageArgs {
     /// Run only these stages (1-4, repeatable); default: every stage not yet finished.
     #[arg(long)]
     stage: Vec<usize>,
+    /// Mixed precision of every training stage: f32, or bf16 (bfloat16 matrix products
+    /// over float32 weights, as torch.autocast).
+    #[arg(long, default_value = "f32")]
+    precision: Precision,
     /// Do not draw progress bars.
     #[arg(long)]
     quiet: bool,
@@ -442,6 +456,7 @@ fn main() -> Result<()> {
                 out,
                 stop_after: args.stop_after,
                 time_limit: args.time_limit,
+                precision: args.precision,
                 quiet: args.quiet,
                 overrides: args.overrides,
             };
@@ -500,6 +515,7 @@ fn train(args: TrainArgs, device: tch::Device) -> Result<()> {
         stop_after_steps: args.stop_after,
         time_limit: args.time_limit.map(std::time::Duration::from_secs),
         progress: !args.quiet,
+        precision: args.precision,
     };
     let summary = lase::train::train(&config, &args.out, &options)
         .with_context(|| format!("training {}", args.config.display()))?;
@@ -520,6 +536,7 @@ fn multistage(args: MultistageArgs, device: tch::Device) -> Result<()> {
         stop_after_steps: None,
         time_limit: None,
         progress: !args.quiet,
+        precision: args.precision,
     };
     let model = run_multistage(&config, &args.out, &stages, &options)
         .with_context(|| format!("multi-stage distillation {}", args.config.display()))?;

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use lase::model::SentenceEncoder;
+use lase::model::{Precision, SentenceEncoder};
 use lase::rng::SplitMix64;
 use lase::train::config::{ContrastiveKind, TrainConfig};
 use lase::train::grad_cache::{PassOptions, forward_backward};
@@ -741,4 +741,115 @@ fn cli_set_changes_the_recipe_of_a_run() {
         "{err}"
     );
     assert!(!bad.exists());
+}
+
+#[test]
+fn bf16_mixed_precision_runs_bfloat16_products_on_float32_weights() {
+    let mut encoder = common::tiny_encoder(common::tiny_config(), common::mean_head(16, false), 5);
+    let sentences = [
+        "der hund ist rot",
+        "the dog is red",
+        "katze und haus mit hund",
+    ];
+    let tokens = encoder.tokenize(&sentences).unwrap();
+    let refs: Vec<_> = tokens.iter().collect();
+    let batch = encoder.batch(&refs);
+    let forward_and_grads = |encoder: &SentenceEncoder| {
+        for (_, mut t) in encoder.var_store().variables() {
+            t.zero_grad();
+        }
+        let v = encoder.forward_t(&batch, false);
+        v.square().sum(Kind::Float).backward();
+        let mut grads: Vec<(String, tch::Tensor)> = encoder
+            .var_store()
+            .variables()
+            .into_iter()
+            .filter(|(_, t)| t.grad().defined())
+            .map(|(n, t)| (n, t.grad().copy()))
+            .collect();
+        grads.sort_by(|a, b| a.0.cmp(&b.0));
+        (v.detach(), grads)
+    };
+    let (v32, g32) = forward_and_grads(&encoder);
+    encoder.set_mixed_precision(Precision::Bf16);
+    assert_eq!(encoder.mixed_precision(), Precision::Bf16);
+    let (v16, g16) = forward_and_grads(&encoder);
+    // The products really ran in bfloat16: the vectors are not float32's bit for bit...
+    assert_eq!(v16.kind(), Kind::Float);
+    let diff = (&v16 - &v32).abs().max().double_value(&[]);
+    assert!(diff > 0.0, "mixed precision gave float32's exact output");
+    // ...but close to them, and the gradients reach every float32 weight float32's do.
+    for (a, b) in common::rows(&v16).iter().zip(common::rows(&v32).iter()) {
+        let c = common::cosine(a, b);
+        assert!(c > 0.999, "cosine to float32 {c}");
+    }
+    assert_eq!(g16.len(), g32.len());
+    assert!(g32.len() > 10);
+    // Parameters whose exact gradient is ~0 (a key bias: softmax ignores a per-query
+    // constant) only need to stay small; the others must point the same way.
+    let largest = g32
+        .iter()
+        .map(|(_, g)| g.norm().double_value(&[]))
+        .fold(0.0, f64::max);
+    for ((name, a), (name32, b)) in g16.iter().zip(g32.iter()) {
+        assert_eq!(name, name32);
+        assert_eq!(a.kind(), Kind::Float, "{name}'s gradient");
+        let (na, nb) = (a.norm().double_value(&[]), b.norm().double_value(&[]));
+        let off = (a - b).norm().double_value(&[]);
+        assert!(
+            off < 0.05 * largest,
+            "{name}: gradient off by {off} ({largest} largest)"
+        );
+        if nb > 1e-3 * largest {
+            let cos = (a * b).sum(Kind::Double).double_value(&[]) / (na * nb);
+            assert!(cos > 0.99, "{name}: gradient cosine to float32 {cos}");
+        }
+    }
+    for (name, t) in encoder.var_store().variables() {
+        assert_eq!(t.kind(), Kind::Float, "{name} was converted");
+    }
+    // Off again: float32's output exactly.
+    encoder.set_mixed_precision(Precision::F32);
+    let (back, _) = forward_and_grads(&encoder);
+    assert_eq!((&back - &v32).abs().max().double_value(&[]), 0.0);
+}
+
+#[test]
+fn a_bf16_mixed_precision_run_learns_and_saves_float32_weights() {
+    let _rng = rng_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let tok = tiny_tokenizer_file(dir.path());
+    let config = config(
+        dir.path(),
+        Some(&tok),
+        "contrastive = \"info-nce\"\nxtr = false",
+        80,
+    );
+    let out = dir.path().join("run");
+    let options = TrainOptions {
+        precision: Precision::Bf16,
+        ..Default::default()
+    };
+    let summary = train(&config, &out, &options).unwrap();
+    let (first, last) = (summary.first_loss.unwrap(), summary.last_loss.unwrap());
+    assert!(last < 0.5 * first, "loss {first} -> {last}");
+    let dev = summary.dev_p_at_1.unwrap();
+    assert!(dev > 60.0, "dev P@1 {dev}");
+    let record: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(out.join("metrics.jsonl"))
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["mixed_precision"], serde_json::json!(true));
+    let header = std::fs::read(out.join("model").join("model.safetensors")).unwrap();
+    let len = u64::from_le_bytes(header[..8].try_into().unwrap()) as usize;
+    let meta: serde_json::Value = serde_json::from_slice(&header[8..8 + len]).unwrap();
+    for (name, t) in meta.as_object().unwrap() {
+        if name != "__metadata__" {
+            assert_eq!(t["dtype"], "F32", "{name}");
+        }
+    }
 }

@@ -2,10 +2,10 @@
 //! BERT's `attention.self` + `attention.output`): softmax(QKᵀ/√d_k + mask) V through
 //! libtorch's fused scaled_dot_product_attention, then dense, dropout, residual, LayerNorm.
 
-use tch::{Tensor, nn, nn::Module};
+use tch::{Kind, Tensor, nn};
 
 use super::config::EncoderConfig;
-use super::layers::{layer_norm, linear};
+use super::layers::{apply_linear, layer_norm, linear};
 
 #[derive(Debug)]
 pub struct SelfAttention {
@@ -41,15 +41,23 @@ impl SelfAttention {
     }
 
     /// `hidden`: [B, S, H]; `mask`: boolean [B, 1, 1, S], true where a key may be attended.
-    pub fn forward_t(&self, hidden: &Tensor, mask: &Tensor, train: bool) -> Tensor {
+    /// `autocast`: the kind of the matrix products (None: the weights' kind); the residual
+    /// sum and the layer norm stay in `hidden`'s kind.
+    pub fn forward_t(
+        &self,
+        hidden: &Tensor,
+        mask: &Tensor,
+        train: bool,
+        autocast: Option<Kind>,
+    ) -> Tensor {
         let (b, s, h) = hidden.size3().expect("hidden states are [B, S, H]");
         let heads = |x: Tensor| {
             x.view([b, s, self.num_heads, self.head_dim])
                 .transpose(1, 2)
         };
-        let q = heads(self.query.forward(hidden));
-        let k = heads(self.key.forward(hidden));
-        let v = heads(self.value.forward(hidden));
+        let q = heads(apply_linear(&self.query, hidden, autocast));
+        let k = heads(apply_linear(&self.key, hidden, autocast));
+        let v = heads(apply_linear(&self.value, hidden, autocast));
         let dropout = if train { self.attention_dropout } else { 0.0 };
         let context = Tensor::scaled_dot_product_attention(
             &q,
@@ -62,10 +70,8 @@ impl SelfAttention {
             false,
         );
         let context = context.transpose(1, 2).reshape([b, s, h]);
-        let out = self
-            .output
-            .forward(&context)
-            .dropout(self.hidden_dropout, train);
-        (out + hidden).apply(&self.layer_norm)
+        let out =
+            apply_linear(&self.output, &context, autocast).dropout(self.hidden_dropout, train);
+        (out.to_kind(hidden.kind()) + hidden).apply(&self.layer_norm)
     }
 }

@@ -1,11 +1,11 @@
 //! One post-LN transformer layer (BERT): self-attention block, then the feed-forward
 //! block LayerNorm(x + Dropout(W₂ act(W₁ x + b₁) + b₂)).
 
-use tch::{Tensor, nn, nn::Module};
+use tch::{Kind, Tensor, nn};
 
 use super::attention::SelfAttention;
 use super::config::{Activation, EncoderConfig};
-use super::layers::{layer_norm, linear};
+use super::layers::{apply_linear, layer_norm, linear};
 
 #[derive(Debug)]
 pub struct TransformerLayer {
@@ -33,10 +33,20 @@ impl TransformerLayer {
         }
     }
 
-    pub fn forward_t(&self, hidden: &Tensor, mask: &Tensor, train: bool) -> Tensor {
-        let attended = self.attention.forward_t(hidden, mask, train);
-        let ff = self.activation.apply(&self.intermediate.forward(&attended));
-        let out = self.output.forward(&ff).dropout(self.hidden_dropout, train);
-        (out + attended).apply(&self.layer_norm)
+    /// `autocast` as [`SelfAttention::forward_t`]: products in that kind, residual sums
+    /// and layer norms in `hidden`'s.
+    pub fn forward_t(
+        &self,
+        hidden: &Tensor,
+        mask: &Tensor,
+        train: bool,
+        autocast: Option<Kind>,
+    ) -> Tensor {
+        let attended = self.attention.forward_t(hidden, mask, train, autocast);
+        let ff = self
+            .activation
+            .apply(&apply_linear(&self.intermediate, &attended, autocast));
+        let out = apply_linear(&self.output, &ff, autocast).dropout(self.hidden_dropout, train);
+        (out.to_kind(attended.kind()) + attended).apply(&self.layer_norm)
     }
 }

@@ -2,7 +2,7 @@
 //! weights, zero biases, unit LayerNorm), so models trained from scratch start where
 //! HF's would. Names ("weight", "bias") match HF checkpoints.
 
-use tch::nn;
+use tch::{Kind, Tensor, nn, nn::Module};
 
 pub fn linear(p: nn::Path, in_dim: i64, out_dim: i64, std: f64) -> nn::Linear {
     nn::linear(
@@ -60,4 +60,17 @@ pub fn layer_norm(p: nn::Path, dim: i64, eps: f64) -> nn::LayerNorm {
             ..Default::default()
         },
     )
+}
+
+/// `x W^T + b`, in `autocast`'s kind when set (mixed precision as torch.autocast does it:
+/// the float32 weights are cast for the product, so gradients still reach float32
+/// parameters), otherwise in the weights' own kind.
+pub fn apply_linear(l: &nn::Linear, x: &Tensor, autocast: Option<Kind>) -> Tensor {
+    match autocast {
+        None => l.forward(x),
+        Some(kind) => x.to_kind(kind).linear(
+            &l.ws.to_kind(kind),
+            l.bs.as_ref().map(|b| b.to_kind(kind)).as_ref(),
+        ),
+    }
 }

@@ -586,6 +586,26 @@ impl SentenceEncoder {
         self.precision = precision;
     }
 
+    /// Mixed precision for training, as torch.autocast does it: with [`Precision::Bf16`]
+    /// the transformer's matrix products run in bfloat16 while the weights (so the
+    /// optimizer updates float32 parameters), residual sums, layer norms, pooling and the
+    /// loss stay float32. [`Precision::F32`] turns it off. Unlike [`Self::set_precision`]
+    /// nothing is converted: saving writes the float32 weights.
+    pub fn set_mixed_precision(&mut self, precision: Precision) {
+        self.transformer.set_autocast(match precision {
+            Precision::F32 => None,
+            Precision::Bf16 => Some(tch::Kind::BFloat16),
+        });
+    }
+
+    /// The kind of the transformer's matrix products under mixed precision (None: off).
+    pub fn mixed_precision(&self) -> Precision {
+        match self.transformer.autocast() {
+            Some(_) => Precision::Bf16,
+            None => Precision::F32,
+        }
+    }
+
     /// Tokenizes sentences with the model's settings.
     pub fn tokenize<S: AsRef<str>>(&self, sentences: &[S]) -> Result<Vec<TokenIds>> {
         self.tokenizer.encode(sentences)

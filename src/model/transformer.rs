@@ -14,6 +14,8 @@ pub struct Transformer {
     pub embeddings: Embeddings,
     unit: Vec<TransformerLayer>,
     repeats: usize,
+    /// Mixed precision: the kind the layers' matrix products run in (None: the weights').
+    autocast: Option<Kind>,
 }
 
 impl Transformer {
@@ -27,10 +29,21 @@ impl Transformer {
                 .map(|i| TransformerLayer::new(&layers / i, c))
                 .collect(),
             repeats: c.num_hidden_layers / stored,
+            autocast: None,
         }
     }
 
     /// Boolean key mask [B, 1, 1, S] from a 0/1 attention mask [B, S].
+    /// Runs the layers' matrix products in `kind` (e.g. bfloat16) while the weights, the
+    /// residual stream and the layer norms keep theirs: torch.autocast's mixed precision.
+    pub fn set_autocast(&mut self, kind: Option<Kind>) {
+        self.autocast = kind;
+    }
+
+    pub fn autocast(&self) -> Option<Kind> {
+        self.autocast
+    }
+
     pub fn key_mask(attention_mask: &Tensor) -> Tensor {
         attention_mask.to_kind(Kind::Bool).unsqueeze(1).unsqueeze(1)
     }
@@ -47,7 +60,7 @@ impl Transformer {
         let mut hidden = self.embeddings.forward_t(input_ids, token_type_ids, train);
         for _ in 0..self.repeats {
             for layer in &self.unit {
-                hidden = layer.forward_t(&hidden, &mask, train);
+                hidden = layer.forward_t(&hidden, &mask, train, self.autocast);
             }
         }
         hidden

@@ -37,7 +37,9 @@ use crate::inference::EncodeOptions;
 use crate::io::atomic::write_atomic;
 use crate::mine::MatrixView;
 use crate::model::dense::{DenseConfig, IDENTITY};
-use crate::model::{EncoderConfig, HeadSpec, PoolingConfig, PoolingMode, SentenceEncoder};
+use crate::model::{
+    EncoderConfig, HeadSpec, PoolingConfig, PoolingMode, Precision, SentenceEncoder,
+};
 use crate::rng::mix_seed;
 use crate::tokenizer::TokenIds;
 use crate::tokenizer::training::{TokenizerTrainingOptions, balanced_sample, train_unigram};
@@ -53,6 +55,11 @@ pub struct TrainOptions {
     /// time in this process: a run sliced to a scheduler's or a lent GPU's time limit.
     pub time_limit: Option<std::time::Duration>,
     pub progress: bool,
+    /// Mixed precision of the student's forward and backward passes (bf16: bfloat16
+    /// matrix products over float32 weights; faster on GPUs and AMX / AVX512-BF16 CPUs).
+    /// A run option like the device, not part of the recipe: a run may resume in
+    /// another precision.
+    pub precision: Precision,
 }
 
 impl Default for TrainOptions {
@@ -62,6 +69,7 @@ impl Default for TrainOptions {
             stop_after_steps: None,
             time_limit: None,
             progress: false,
+            precision: Precision::F32,
         }
     }
 }
@@ -123,6 +131,13 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         .as_ref()
         .is_some_and(|d| d.normalize_student);
     encoder.set_normalize(normalize_in_training);
+    encoder.set_mixed_precision(options.precision);
+    if options.precision != Precision::F32 {
+        tracing::info!(
+            "mixed precision: {:?} matrix products, float32 weights",
+            options.precision
+        );
+    }
     if let Some(state) = &resumed_state
         && state.languages != train_set.languages
     {
@@ -335,6 +350,7 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
                 "grad_norm": grad_norm,
                 "pairs_per_second": window_pairs as f64 / secs,
                 "pairs_seen": state.pairs_seen,
+                "mixed_precision": options.precision == Precision::Bf16,
             });
             for (name, v) in &parts_sum {
                 record[*name] = serde_json::json!(v);
