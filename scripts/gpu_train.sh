@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Trains a lase recipe on a lent GPU machine (the device tool: no Rust and no network
 # there, PyTorch + CUDA installed, at most 64 MiB sent per call and 8 files of 16 MiB
-# back), resumably across calls and sessions.
+# back), resumably across calls and sessions, and benchmarks lase against PyTorch there.
 #
 #   scripts/gpu_train.sh pack NAME RECIPE [--set KEY=VALUE ...]
 #       Here. Bundles what the run needs into .gpu/NAME/parts/part-NN (each under
@@ -10,21 +10,37 @@
 #       init_from models (f16), the test sentences its sources contain (so the device
 #       drops the same pairs without the benchmark folders: lase check-leakage
 #       --write-found), and runs/NAME's checkpoint when an earlier call brought one back.
+#       Also what device-bench runs: target/release/examples/train_step (stripped; build
+#       it with `cargo build --release --example train_step`), bench/train_step.py,
+#       bench/embed_speed.py, all-MiniLM-L6-v2's tokenizer.json and the 128 pairs of
+#       bench/train_step.py (LASE_GPU_BENCH_PAIRS, LASE_GPU_BENCH_TOKENIZER: others).
 #       Prints the device calls to make, in order.
 #   scripts/gpu_train.sh stage NAME PART
 #       On the device (one call per part, carry .gpu/NAME/parts/PART): keeps the part
 #       in $LASE_GPU_STAGE (default /tmp/lase-gpu), which lasts while the machine is warm.
+#   scripts/gpu_train.sh device-bench NAME [embed|train-step ...]
+#       On the device, after the parts are staged (before device-run): GPU checks with the
+#       bundled binaries, appended to $OUT/bench.txt; each part runs even if the one
+#       before failed (then the command fails at the end, the other numbers still there).
+#       embed (at most LASE_GPU_BENCH_EMBED_SECONDS, 330): lase CUDA vs CPU parity (f32)
+#         and encode sentences/s vs sentence-transformers on the same GPU, f32 and bf16
+#         (bench/embed_speed.py --device cuda), 4,000 English sentences of the bundle,
+#         the recipe's teacher.
+#       train-step (each precision at most LASE_GPU_BENCH_TRAIN_SECONDS, 110): one
+#         training step, lase vs PyTorch on the same GPU, same model and batch
+#         (bench/train_step.py --device cuda), in f32 and in bf16 (PyTorch: torch.autocast;
+#         lase: --precision bf16), raw results in $OUT/train-step-{f32,bf16}.json.
+#         LASE_GPU_BENCH_PRECISIONS (default "f32 bf16"), LASE_GPU_BENCH_TRAIN_ARGS
+#         (default "--steps 30 --warmup 5": more bench/train_step.py arguments).
+#       Default: both parts, embed first; together at most 550 s, so that stage + device-bench
+#       fit one 600 s call (the parts' lines reach $OUT as they are printed).
 #   scripts/gpu_train.sh device-run NAME SECONDS
 #       On the device, in the call that carries the last part: unpacks the bundle, runs
-#       `lase distill|train --device cuda` for at most SECONDS (checkpointed; resumes the
+#       `lase distill|train --device cuda --precision bf16` (LASE_GPU_PRECISION: f32;
+#       f32 is the default on a CPU) for at most SECONDS (checkpointed; resumes the
 #       bundled checkpoint), then cuts the checkpoint (weights, step, sampler position;
 #       not the AdamW moments, twice the weights' size) into <= 15 MiB pieces and puts
 #       the first 4 of them and run.log in $OUT.
-#   scripts/gpu_train.sh device-bench NAME
-#       On the device, after the parts are staged (before device-run): GPU checks with the
-#       bundled binary and teacher, into $OUT/bench.txt: lase CUDA vs CPU parity (f32) and
-#       encode sentences/s vs sentence-transformers on the same GPU, f32 and bf16
-#       (bench/embed_speed.py --device cuda), on 4,000 English sentences of the bundle.
 #   scripts/gpu_train.sh fetch NAME
 #       On the device, the next call: puts the remaining pieces in $OUT.
 #   scripts/gpu_train.sh unpack NAME DIR [DIR ...]
@@ -35,7 +51,8 @@
 #
 # LASE_GPU_DEVICE (default cuda) and LASE_GPU_TORCH_LIB (default: the torch/lib of the
 # machine's python3) let the same commands run on a CPU machine: tests/gpu_bundle.rs runs
-# pack, stage, device-run, fetch and unpack here for a few steps and loads the result.
+# pack, stage, device-run, fetch and unpack here for a few steps and loads the result,
+# and runs device-bench's train-step part (lase's side) from the bundle.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,6 +60,7 @@ PART_MB=${LASE_GPU_PART_MB:-40}
 PIECE_MB=15
 STAGE=${LASE_GPU_STAGE:-/tmp/lase-gpu}
 LASE=${LASE_BIN:-target/release/lase}
+TRAIN_STEP=${LASE_TRAIN_STEP_BIN:-target/release/examples/train_step}
 log() { printf '[gpu_train] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -75,11 +93,26 @@ pack() {
   shift 2
   [[ -f $recipe ]] || die "$recipe: no such recipe"
   [[ -x $LASE ]] || die "$LASE: build it first (cargo build --release)"
+  [[ -x $TRAIN_STEP ]] || die "$TRAIN_STEP: build it first (cargo build --release --example train_step)"
+  local bench_tokenizer=${LASE_GPU_BENCH_TOKENIZER:-models/all-MiniLM-L6-v2/tokenizer.json}
+  [[ -f $bench_tokenizer ]] || die "$bench_tokenizer missing (scripts/setup.sh fetches it; LASE_GPU_BENCH_TOKENIZER names another)"
   local root=.gpu/$name bundle=.gpu/$name/bundle
   rm -rf "$root"
   mkdir -p "$bundle/tree/repo" "$root/parts"
   # The bundle mirrors this checkout and ../shared, so the recipe's relative paths hold.
   strip -o "$bundle/lase" "$LASE"
+  # device-bench's train-step comparison: its binary, the bench scripts, the tokenizer and
+  # the 128 pairs bench/train_step.py takes from ../shared/data (or LASE_GPU_BENCH_PAIRS).
+  strip -o "$bundle/train_step" "$TRAIN_STEP"
+  mkdir -p "$bundle/bench"
+  cp bench/train_step.py bench/embed_speed.py "$bundle/bench/"
+  cp "$bench_tokenizer" "$bundle/bench/tokenizer.json"
+  if [[ -n ${LASE_GPU_BENCH_PAIRS:-} ]]; then
+    cp "$LASE_GPU_BENCH_PAIRS" "$bundle/bench/train-step-pairs.tsv"
+  else
+    python3 bench/train_step.py --write-pairs "$bundle/bench/train-step-pairs.tsv" >/dev/null ||
+      die "bench/train_step.py --write-pairs failed (no ../shared/data? LASE_GPU_BENCH_PAIRS names a TSV instead)"
+  fi
   mkdir -p "$bundle/tree/repo/$(dirname "$recipe")"
   cp "$recipe" "$bundle/tree/repo/$recipe"
   local kind p
@@ -161,15 +194,63 @@ unpack_bundle() { # NAME: the staged parts, checked, unpacked once into $STAGE/N
   awk '{print $2}' "$dir/manifest.sha256" | sed "s|^|$dir/parts/|" | xargs cat | zstd -q -d | tar -C "$dir/bundle" -xf -
 }
 
-device_bench() {
-  local name=$1 dir=$STAGE/$1 out=${OUT:?OUT must name the folder whose files come back}
-  unpack_bundle "$name"
-  local teacher sentences=$dir/bench-sentences.txt
+# device-bench's parts. Each returns non-zero on failure; device_bench goes on with the next.
+bench_embed() { # NAME: encode parity and sentences/s (bench/embed_speed.py), into $OUT/bench.txt
+  local dir=$STAGE/$1 out=$OUT teacher sentences=$STAGE/$1/bench-sentences.txt
   teacher=$(python3 -c 'import sys,tomllib; print(tomllib.load(open(sys.argv[1],"rb"))["objective"]["distillation"]["teacher"])' \
-    "$dir/bundle/tree/repo/$(cat "$dir/bundle/recipe-path")")
+    "$dir/bundle/tree/repo/$(cat "$dir/bundle/recipe-path")") || {
+    echo "== embed: the recipe names no teacher to encode with" >>"$out/bench.txt"
+    return 1
+  }
   find "$dir/bundle/tree" -name '*.eng.gz' -o -name 'eng_Latn.txt.gz' | sort | head -n 20 | xargs zcat | awk 'NF >= 3' | head -n 4000 >"$sentences"
-  python3 bench/embed_speed.py --device "${LASE_GPU_DEVICE:-cuda}" --lase "$dir/bundle/lase" \
-    --model "$dir/bundle/tree/repo/$teacher" --sentences "$sentences" --threads "$(nproc)" --repeats 3 2>&1 | tee "$out/bench.txt"
+  echo "== embed: bench/embed_speed.py, ${LASE_GPU_DEVICE:-cuda}, $(wc -l <"$sentences") sentences" >>"$out/bench.txt"
+  PYTHONUNBUFFERED=1 timeout "${LASE_GPU_BENCH_EMBED_SECONDS:-330}" python3 "$dir/bundle/bench/embed_speed.py" --device "${LASE_GPU_DEVICE:-cuda}" \
+    --lase "$dir/bundle/lase" --model "$dir/bundle/tree/repo/$teacher" --sentences "$sentences" --threads "$(nproc)" \
+    --repeats 3 2>&1 | tee -a "$out/bench.txt"
+  return "${PIPESTATUS[0]}"
+}
+
+bench_train_step() { # NAME: one training step, lase vs PyTorch (bench/train_step.py), f32 and bf16
+  local b=$STAGE/$1/bundle out=$OUT device=${LASE_GPU_DEVICE:-cuda} lib precision status=0 code
+  [[ -x $b/train_step && -f $b/bench/train-step-pairs.tsv ]] || {
+    echo "== train step: not in this bundle (packed by an older gpu_train.sh?)" >>"$out/bench.txt"
+    return 1
+  }
+  lib=$(torch_lib) || return 1
+  local extra
+  read -r -a extra <<<"${LASE_GPU_BENCH_TRAIN_ARGS:---steps 30 --warmup 5}"
+  for precision in ${LASE_GPU_BENCH_PRECISIONS:-f32 bf16}; do
+    echo "== train step: bench/train_step.py, $device, $precision" >>"$out/bench.txt"
+    PYTHONUNBUFFERED=1 timeout "${LASE_GPU_BENCH_TRAIN_SECONDS:-110}" python3 "$b/bench/train_step.py" --device "$device" \
+      --precision "$precision" --threads "$(nproc)" --lase-bin "$b/train_step" --libtorch "$lib" \
+      --tokenizer "$b/bench/tokenizer.json" --pairs-file "$b/bench/train-step-pairs.tsv" \
+      --json-out "$out/train-step-$precision.json" "${extra[@]}" 2>&1 | tee -a "$out/bench.txt"
+    code=${PIPESTATUS[0]}
+    ((code == 0)) || { echo "== train step $precision failed (exit $code)" >>"$out/bench.txt"; status=1; }
+  done
+  return $status
+}
+
+device_bench() {
+  local name=$1
+  shift
+  local parts=("$@") part failed=()
+  ((${#parts[@]})) || parts=(embed train-step)
+  : "${OUT:?OUT must name the folder whose files come back}"
+  unpack_bundle "$name"
+  {
+    echo "== $(date -u +%FT%TZ) device-bench $name: ${parts[*]}, device ${LASE_GPU_DEVICE:-cuda}"
+    command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+  } >>"$OUT/bench.txt" 2>&1
+  for part in "${parts[@]}"; do
+    case $part in
+      embed) bench_embed "$name" || failed+=("$part") ;;
+      train-step) bench_train_step "$name" || failed+=("$part") ;;
+      *) die "unknown device-bench part $part (embed, train-step)" ;;
+    esac
+  done
+  echo "== $(date -u +%FT%TZ) done${failed[*]:+; failed: ${failed[*]}}" >>"$OUT/bench.txt"
+  ((${#failed[@]} == 0)) || die "device-bench: ${failed[*]} failed (the rest of $OUT/bench.txt holds the other numbers)"
 }
 
 device_run() {
@@ -178,18 +259,20 @@ device_run() {
   unpack_bundle "$name"
   rm -rf "$dir/return"
   mkdir -p "$dir/return"
-  local recipe lib device=${LASE_GPU_DEVICE:-cuda}
+  local recipe lib device=${LASE_GPU_DEVICE:-cuda} precision
+  # Mixed precision on a GPU (bf16 matrix products over float32 weights), f32 on a CPU.
+  precision=${LASE_GPU_PRECISION:-$([[ $device == cuda* ]] && echo bf16 || echo f32)}
   recipe=$(cat "$dir/bundle/recipe-path")
   mapfile -t sets <"$dir/bundle/args"
   lib=$(torch_lib)
   local command=distill
   grep -q '^\[objective.distillation\]' "$dir/bundle/tree/repo/$recipe" || command=train
   {
-    echo "== $(date -u +%FT%TZ) device $device, torch lib $lib"
+    echo "== $(date -u +%FT%TZ) device $device, precision $precision, torch lib $lib"
     command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
     (cd "$dir/bundle/tree/repo" && LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LASE_LOG=info \
       "$dir/bundle/lase" "$command" --config "$recipe" --out "runs/$name" --device "$device" \
-      --time-limit "$seconds" --quiet "${sets[@]+"${sets[@]}"}") || echo "== lase exited with $?"
+      --precision "$precision" --time-limit "$seconds" --quiet "${sets[@]+"${sets[@]}"}") || echo "== lase exited with $?"
     echo "== $(date -u +%FT%TZ) done"
   } >"$dir/run.log" 2>&1
   tail -n 40 "$dir/run.log"
@@ -253,7 +336,7 @@ case ${1:-} in
   stage) shift; (($# == 2)) || die "usage: stage NAME PART"; stage "$@" ;;
   device-run) shift; (($# == 2)) || die "usage: device-run NAME SECONDS"; device_run "$@" ;;
   fetch) shift; (($# == 1)) || die "usage: fetch NAME"; fetch "$@" ;;
-  device-bench) shift; (($# == 1)) || die "usage: device-bench NAME"; device_bench "$@" ;;
+  device-bench) shift; (($# >= 1)) || die "usage: device-bench NAME [embed|train-step ...]"; device_bench "$@" ;;
   unpack) shift; (($# >= 2)) || die "usage: unpack NAME DIR [DIR ...]"; unpack "$@" ;;
-  *) sed -n '2,37p' "$0"; exit 2 ;;
+  *) sed -n '2,55p' "$0"; exit 2 ;;
 esac
