@@ -4,8 +4,9 @@
 # back), resumably across calls and sessions, and benchmarks lase against PyTorch there.
 #
 #   scripts/gpu_train.sh pack NAME RECIPE [--set KEY=VALUE ...]
-#       Here. Bundles what the run needs into .gpu/NAME/parts/part-NN (each under
-#       LASE_GPU_PART_MB, default 40 MiB, so a part plus the working tree fits one call):
+#       Here. Bundles what the run needs into .gpu/NAME/parts/part-NN, each at most
+#       LASE_GPU_PART_MB MiB (default: 40, or less where this checkout's travelling tree
+#       leaves less of a call's 64 MiB; every device call sends that tree too):
 #       the release binary (stripped), the recipe, its data sources, its teacher and
 #       init_from models (f16), the test sentences its sources contain (so the device
 #       drops the same pairs without the benchmark folders: lase check-leakage
@@ -43,6 +44,12 @@
 #       the first 4 of them and run.log in $OUT.
 #   scripts/gpu_train.sh fetch NAME
 #       On the device, the next call: puts the remaining pieces in $OUT.
+#   scripts/gpu_train.sh slim-tree | restore-tree
+#       Here. Every device call also sends this checkout's tracked and untracked-not-ignored
+#       files; where they take most of the 64 MiB (a committed model), slim-tree takes
+#       tracked files of >= 5 MiB (LASE_GPU_SLIM_MB) out of the index and ignores them
+#       (files stay on disk), so pack makes 40 MiB parts; restore-tree undoes it. Commit
+#       nothing in between (git status shows them deleted).
 #   scripts/gpu_train.sh unpack NAME DIR [DIR ...]
 #       Here: reassembles the pieces found in the DIRs (the calls' files_at), checks
 #       their checksums, and installs the checkpoint as runs/NAME/checkpoint (atomically),
@@ -56,7 +63,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PART_MB=${LASE_GPU_PART_MB:-40}
+PART_MB=${LASE_GPU_PART_MB:-}
 PIECE_MB=15
 STAGE=${LASE_GPU_STAGE:-/tmp/lase-gpu}
 LASE=${LASE_BIN:-target/release/lase}
@@ -88,6 +95,35 @@ for kind, p in dict.fromkeys(out):
 EOF
 }
 
+# Bytes of what every device call sends besides its carried paths: this checkout's tracked
+# and untracked-not-ignored files (links as links), and a shared/ folder if there is one.
+travelling_tree_bytes() {
+  local bytes shared=0
+  bytes=$(git ls-files -z --cached --others --exclude-standard | du -cb --files0-from=- 2>/dev/null | tail -n 1 | cut -f1)
+  [[ -d shared ]] && shared=$(du -sb shared | cut -f1)
+  echo $((${bytes:-0} + shared))
+}
+
+# The part size in MiB: LASE_GPU_PART_MB, else 40 or what a call leaves beside the tree
+# (1 MiB kept for the manifest and slack).
+part_mib() {
+  if [[ -n $PART_MB ]]; then
+    echo "$PART_MB"
+    return
+  fi
+  local tree free
+  tree=$(travelling_tree_bytes)
+  free=$(((64 * 1048576 - tree) / 1048576 - 1))
+  ((free >= 1)) || die "this checkout's travelling tree is $((tree / 1048576)) MiB: no room for a part in a 64 MiB call (see the big files: git ls-files -z | xargs -0 du -b | sort -n | tail)"
+  ((free < 40)) || free=40
+  if ((free < 20)); then
+    log "warning: this checkout's travelling tree (tracked and untracked-not-ignored files) is $((tree / 1048576)) MiB of the 64 MiB a device call sends; parts of $free MiB. Largest:"
+    git ls-files -z --cached --others --exclude-standard | xargs -0 du -b 2>/dev/null | sort -n | tail -n 3 | sed 's/^/[gpu_train]     /' >&2
+    log "to carry 40 MiB parts: scripts/gpu_train.sh slim-tree, then pack again (and restore-tree after the device calls)"
+  fi
+  echo "$free"
+}
+
 pack() {
   local name=$1 recipe=$2
   shift 2
@@ -96,6 +132,8 @@ pack() {
   [[ -x $TRAIN_STEP ]] || die "$TRAIN_STEP: build it first (cargo build --release --example train_step)"
   local bench_tokenizer=${LASE_GPU_BENCH_TOKENIZER:-models/all-MiniLM-L6-v2/tokenizer.json}
   [[ -f $bench_tokenizer ]] || die "$bench_tokenizer missing (scripts/setup.sh fetches it; LASE_GPU_BENCH_TOKENIZER names another)"
+  local part_mb
+  part_mb=$(part_mib)
   local root=.gpu/$name bundle=.gpu/$name/bundle
   rm -rf "$root"
   mkdir -p "$bundle/tree/repo" "$root/parts"
@@ -144,13 +182,13 @@ pack() {
     done
     log "resuming runs/$name/checkpoint (step $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step"])' "runs/$name/checkpoint/state.json"))"
   fi
-  tar -C "$bundle" -cf - . | zstd -q -T0 -10 | split -b "${PART_MB}M" -d -a 2 - "$root/parts/part-"
+  tar -C "$bundle" -cf - . | zstd -q -T0 -10 | split -b "${part_mb}M" -d -a 2 - "$root/parts/part-"
   (cd "$root/parts" && sha256sum part-* >../manifest.sha256)
   cp "$root/manifest.sha256" "$root/parts/"
   rm -rf "$bundle"
   local parts=("$root"/parts/part-*) last
   last=$(basename "${parts[-1]}")
-  log "$(du -sh "$root/parts" | cut -f1) in ${#parts[@]} parts; device calls, in order (carry the named path):"
+  log "$(du -sh "$root/parts" | cut -f1) in ${#parts[@]} parts of <= $part_mb MiB; device calls, in order (carry the named path):"
   for part in "${parts[@]}"; do
     part=$(basename "$part")
     if [[ $part == "$last" ]]; then
@@ -331,12 +369,46 @@ unpack() {
   log "runs/$name/checkpoint at step $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step"])' "runs/$name/checkpoint/state.json")"
 }
 
+# slim-tree / restore-tree: tracked files of >= LASE_GPU_SLIM_MB MiB (default 5) leave
+# the index and are ignored (.git/info/exclude) while device calls run, so the tree every
+# call sends leaves room for 40 MiB parts; the files stay on disk, untouched.
+slim_tree() {
+  local list=.gpu/slim-tree.list exclude f min=$((${LASE_GPU_SLIM_MB:-5} * 1048576))
+  exclude=$(git rev-parse --git-path info/exclude)
+  [[ -f $list ]] && die "$list exists: the tree is already slim (restore-tree first)"
+  mkdir -p .gpu "$(dirname "$exclude")"
+  git ls-files -z | xargs -0 du -b 2>/dev/null | awk -F '\t' -v min="$min" '$1 >= min { print $2 }' >"$list.new"
+  [[ -s $list.new ]] || { rm -f "$list.new"; log "no tracked file of ${LASE_GPU_SLIM_MB:-5} MiB or more"; return; }
+  mv "$list.new" "$list"
+  echo "# gpu_train.sh slim-tree (restore-tree removes these lines)" >>"$exclude"
+  while IFS= read -r f; do
+    git rm --cached -q -- "$f"
+    printf '/%s\n' "$f" >>"$exclude"
+    log "out of the tree until restore-tree: $f ($(($(stat -c %s "$f") / 1048576)) MiB)"
+  done <"$list"
+  log "travelling tree now $(($(travelling_tree_bytes) / 1048576)) MiB. git status shows these files deleted: commit nothing before restore-tree"
+}
+
+restore_tree() {
+  local list=.gpu/slim-tree.list exclude f
+  exclude=$(git rev-parse --git-path info/exclude)
+  [[ -f $list ]] || { log "nothing to restore ($list missing)"; return; }
+  while IFS= read -r f; do git reset -q -- "$f"; done <"$list"
+  { echo "# gpu_train.sh slim-tree (restore-tree removes these lines)"; sed 's|^|/|' "$list"; } >"$list.lines"
+  grep -vxF -f "$list.lines" "$exclude" >"$exclude.new" || true
+  mv "$exclude.new" "$exclude"
+  rm -f "$list" "$list.lines"
+  log "restored: $(git status --short | head -n 5 | tr '\n' ' ')"
+}
+
 case ${1:-} in
+  slim-tree) slim_tree ;;
+  restore-tree) restore_tree ;;
   pack) shift; (($# >= 2)) || die "usage: pack NAME RECIPE [--set K=V ...]"; pack "$@" ;;
   stage) shift; (($# == 2)) || die "usage: stage NAME PART"; stage "$@" ;;
   device-run) shift; (($# == 2)) || die "usage: device-run NAME SECONDS"; device_run "$@" ;;
   fetch) shift; (($# == 1)) || die "usage: fetch NAME"; fetch "$@" ;;
   device-bench) shift; (($# >= 1)) || die "usage: device-bench NAME [embed|train-step ...]"; device_bench "$@" ;;
   unpack) shift; (($# >= 2)) || die "usage: unpack NAME DIR [DIR ...]"; unpack "$@" ;;
-  *) sed -n '2,55p' "$0"; exit 2 ;;
+  *) sed -n '2,62p' "$0"; exit 2 ;;
 esac
