@@ -119,6 +119,8 @@ def main():
         rss = peak_rss_mib(child, env)
         results.append({"engine": f"sentence-transformers (torch {info['torch']})", "batch": batch, "precision": precision,
                         "sent_per_s": len(sents) / best, "peak_rss_mib": rss})
+        if gpu:
+            print("measured", json.dumps(results[-1]), flush=True)
 
     def lase(batch, precision, label="lase", extra=(), device=None):
         cmd = [args.lase, "--device", device or args.device, "--threads", str(args.threads), "embed", "--quiet", "--model", args.model,
@@ -134,22 +136,26 @@ def main():
         rss = peak_rss_mib(cmd, env)
         results.append({"engine": label, "batch": batch, "precision": precision,
                         "sent_per_s": len(sents) / best, "peak_rss_mib": rss, "tokens": tokens})
+        if gpu:
+            print("measured", json.dumps(results[-1]), flush=True)
 
     if gpu:
-        for b in (32, 128, 512):
-            st(b)
-            st(b, "bf16")
+        # lase first, and each result printed as it comes (flushed): a run cut off by a
+        # time limit still leaves the parity and the numbers measured so far.
         lase(32, "f32")
-        for b in (128, 512):
-            lase(b, "f32", f"lase, batch {b}", ["--max-batch-tokens", "1000000"])
-        lase(128, "bf16", "lase bf16, batch 128", ["--max-batch-tokens", "1000000"])
         # GPU/CPU parity of lase itself (f32): the CPU run is timed too but not compared.
         cpu_cmd = [args.lase, "--device", "cpu", "embed", "--quiet", "--model", args.model,
                    "--input", str(text), "--output", str(tmp / "lase-cpu.npy")]
         run_child(cpu_cmd, env)
         a, c = np.load(tmp / "lase-f32.npy"), np.load(tmp / "lase-cpu.npy")
         cos = (a * c).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(c, axis=1))
-        print(f"lase {args.device} f32 vs lase cpu f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
+        print(f"lase {args.device} f32 vs lase cpu f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}", flush=True)
+        for b in (128, 512):
+            lase(b, "f32", f"lase, batch {b}", ["--max-batch-tokens", "1000000"])
+        lase(128, "bf16", "lase bf16, batch 128", ["--max-batch-tokens", "1000000"])
+        for b in (32, 128, 512):
+            st(b)
+            st(b, "bf16")
         st_best = max(r["sent_per_s"] for r in results if r["engine"].startswith("sentence-transformers"))
         print(f"{len(sents)} sentences, device {args.device}, best of {args.repeats}")
         print(f"{'engine':45} {'batch':>5} {'prec':>5} {'sent/s':>8} {'vs best ST':>10} {'peak RSS MiB':>12}")

@@ -1,32 +1,55 @@
 #!/usr/bin/env bash
 # Trains a lase recipe on a lent GPU machine (the device tool: no Rust and no network
 # there, PyTorch + CUDA installed, at most 64 MiB sent per call and 8 files of 16 MiB
-# back), resumably across calls and sessions.
+# back), resumably across calls and sessions, and benchmarks lase against PyTorch there.
 #
 #   scripts/gpu_train.sh pack NAME RECIPE [--set KEY=VALUE ...]
-#       Here. Bundles what the run needs into .gpu/NAME/parts/part-NN (each under
-#       LASE_GPU_PART_MB, default 40 MiB, so a part plus the working tree fits one call):
+#       Here. Bundles what the run needs into .gpu/NAME/parts/part-NN, each at most
+#       LASE_GPU_PART_MB MiB (default: 40, or less where this checkout's travelling tree
+#       leaves less of a call's 64 MiB; every device call sends that tree too):
 #       the release binary (stripped), the recipe, its data sources, its teacher and
 #       init_from models (f16), the test sentences its sources contain (so the device
 #       drops the same pairs without the benchmark folders: lase check-leakage
 #       --write-found), and runs/NAME's checkpoint when an earlier call brought one back.
+#       Also what device-bench runs: target/release/examples/train_step (stripped; build
+#       it with `cargo build --release --example train_step`), bench/train_step.py,
+#       bench/embed_speed.py, all-MiniLM-L6-v2's tokenizer.json and the 128 pairs of
+#       bench/train_step.py (LASE_GPU_BENCH_PAIRS, LASE_GPU_BENCH_TOKENIZER: others).
 #       Prints the device calls to make, in order.
 #   scripts/gpu_train.sh stage NAME PART
 #       On the device (one call per part, carry .gpu/NAME/parts/PART): keeps the part
 #       in $LASE_GPU_STAGE (default /tmp/lase-gpu), which lasts while the machine is warm.
+#   scripts/gpu_train.sh device-bench NAME [embed|train-step ...]
+#       On the device, after the parts are staged (before device-run): GPU checks with the
+#       bundled binaries, appended to $OUT/bench.txt; each part runs even if the one
+#       before failed (then the command fails at the end, the other numbers still there).
+#       embed (at most LASE_GPU_BENCH_EMBED_SECONDS, 330): lase CUDA vs CPU parity (f32)
+#         and encode sentences/s vs sentence-transformers on the same GPU, f32 and bf16
+#         (bench/embed_speed.py --device cuda), 4,000 English sentences of the bundle,
+#         the recipe's teacher.
+#       train-step (each precision at most LASE_GPU_BENCH_TRAIN_SECONDS, 110): one
+#         training step, lase vs PyTorch on the same GPU, same model and batch
+#         (bench/train_step.py --device cuda), in f32 and in bf16 (PyTorch: torch.autocast;
+#         lase: --precision bf16), raw results in $OUT/train-step-{f32,bf16}.json.
+#         LASE_GPU_BENCH_PRECISIONS (default "f32 bf16"), LASE_GPU_BENCH_TRAIN_ARGS
+#         (default "--steps 30 --warmup 5": more bench/train_step.py arguments).
+#       Default: both parts, embed first; together at most 550 s, so that stage + device-bench
+#       fit one 600 s call (the parts' lines reach $OUT as they are printed).
 #   scripts/gpu_train.sh device-run NAME SECONDS
 #       On the device, in the call that carries the last part: unpacks the bundle, runs
-#       `lase distill|train --device cuda` for at most SECONDS (checkpointed; resumes the
+#       `lase distill|train --device cuda --precision bf16` (LASE_GPU_PRECISION: f32;
+#       f32 is the default on a CPU) for at most SECONDS (checkpointed; resumes the
 #       bundled checkpoint), then cuts the checkpoint (weights, step, sampler position;
 #       not the AdamW moments, twice the weights' size) into <= 15 MiB pieces and puts
 #       the first 4 of them and run.log in $OUT.
-#   scripts/gpu_train.sh device-bench NAME
-#       On the device, after the parts are staged (before device-run): GPU checks with the
-#       bundled binary and teacher, into $OUT/bench.txt: lase CUDA vs CPU parity (f32) and
-#       encode sentences/s vs sentence-transformers on the same GPU, f32 and bf16
-#       (bench/embed_speed.py --device cuda), on 4,000 English sentences of the bundle.
 #   scripts/gpu_train.sh fetch NAME
 #       On the device, the next call: puts the remaining pieces in $OUT.
+#   scripts/gpu_train.sh slim-tree | restore-tree
+#       Here. Every device call also sends this checkout's tracked and untracked-not-ignored
+#       files; where they take most of the 64 MiB (a committed model), slim-tree takes
+#       tracked files of >= 5 MiB (LASE_GPU_SLIM_MB) out of the index and ignores them
+#       (files stay on disk), so pack makes 40 MiB parts; restore-tree undoes it. Commit
+#       nothing in between (git status shows them deleted).
 #   scripts/gpu_train.sh unpack NAME DIR [DIR ...]
 #       Here: reassembles the pieces found in the DIRs (the calls' files_at), checks
 #       their checksums, and installs the checkpoint as runs/NAME/checkpoint (atomically),
@@ -35,14 +58,16 @@
 #
 # LASE_GPU_DEVICE (default cuda) and LASE_GPU_TORCH_LIB (default: the torch/lib of the
 # machine's python3) let the same commands run on a CPU machine: tests/gpu_bundle.rs runs
-# pack, stage, device-run, fetch and unpack here for a few steps and loads the result.
+# pack, stage, device-run, fetch and unpack here for a few steps and loads the result,
+# and runs device-bench's train-step part (lase's side) from the bundle.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PART_MB=${LASE_GPU_PART_MB:-40}
+PART_MB=${LASE_GPU_PART_MB:-}
 PIECE_MB=15
 STAGE=${LASE_GPU_STAGE:-/tmp/lase-gpu}
 LASE=${LASE_BIN:-target/release/lase}
+TRAIN_STEP=${LASE_TRAIN_STEP_BIN:-target/release/examples/train_step}
 log() { printf '[gpu_train] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -70,16 +95,62 @@ for kind, p in dict.fromkeys(out):
 EOF
 }
 
+# Bytes of what every device call sends besides its carried paths: this checkout's tracked
+# and untracked-not-ignored files (links as links), and a shared/ folder if there is one.
+travelling_tree_bytes() {
+  local bytes shared=0
+  bytes=$(git ls-files -z --cached --others --exclude-standard | du -cb --files0-from=- 2>/dev/null | tail -n 1 | cut -f1)
+  [[ -d shared ]] && shared=$(du -sb shared | cut -f1)
+  echo $((${bytes:-0} + shared))
+}
+
+# The part size in MiB: LASE_GPU_PART_MB, else 40 or what a call leaves beside the tree
+# (1 MiB kept for the manifest and slack).
+part_mib() {
+  if [[ -n $PART_MB ]]; then
+    echo "$PART_MB"
+    return
+  fi
+  local tree free
+  tree=$(travelling_tree_bytes)
+  free=$(((64 * 1048576 - tree) / 1048576 - 1))
+  ((free >= 1)) || die "this checkout's travelling tree is $((tree / 1048576)) MiB: no room for a part in a 64 MiB call (see the big files: git ls-files -z | xargs -0 du -b | sort -n | tail)"
+  ((free < 40)) || free=40
+  if ((free < 20)); then
+    log "warning: this checkout's travelling tree (tracked and untracked-not-ignored files) is $((tree / 1048576)) MiB of the 64 MiB a device call sends; parts of $free MiB. Largest:"
+    git ls-files -z --cached --others --exclude-standard | xargs -0 du -b 2>/dev/null | sort -n | tail -n 3 | sed 's/^/[gpu_train]     /' >&2
+    log "to carry 40 MiB parts: scripts/gpu_train.sh slim-tree, then pack again (and restore-tree after the device calls)"
+  fi
+  echo "$free"
+}
+
 pack() {
   local name=$1 recipe=$2
   shift 2
   [[ -f $recipe ]] || die "$recipe: no such recipe"
   [[ -x $LASE ]] || die "$LASE: build it first (cargo build --release)"
+  [[ -x $TRAIN_STEP ]] || die "$TRAIN_STEP: build it first (cargo build --release --example train_step)"
+  local bench_tokenizer=${LASE_GPU_BENCH_TOKENIZER:-models/all-MiniLM-L6-v2/tokenizer.json}
+  [[ -f $bench_tokenizer ]] || die "$bench_tokenizer missing (scripts/setup.sh fetches it; LASE_GPU_BENCH_TOKENIZER names another)"
+  local part_mb
+  part_mb=$(part_mib)
   local root=.gpu/$name bundle=.gpu/$name/bundle
   rm -rf "$root"
   mkdir -p "$bundle/tree/repo" "$root/parts"
   # The bundle mirrors this checkout and ../shared, so the recipe's relative paths hold.
   strip -o "$bundle/lase" "$LASE"
+  # device-bench's train-step comparison: its binary, the bench scripts, the tokenizer and
+  # the 128 pairs bench/train_step.py takes from ../shared/data (or LASE_GPU_BENCH_PAIRS).
+  strip -o "$bundle/train_step" "$TRAIN_STEP"
+  mkdir -p "$bundle/bench"
+  cp bench/train_step.py bench/embed_speed.py "$bundle/bench/"
+  cp "$bench_tokenizer" "$bundle/bench/tokenizer.json"
+  if [[ -n ${LASE_GPU_BENCH_PAIRS:-} ]]; then
+    cp "$LASE_GPU_BENCH_PAIRS" "$bundle/bench/train-step-pairs.tsv"
+  else
+    python3 bench/train_step.py --write-pairs "$bundle/bench/train-step-pairs.tsv" >/dev/null ||
+      die "bench/train_step.py --write-pairs failed (no ../shared/data? LASE_GPU_BENCH_PAIRS names a TSV instead)"
+  fi
   mkdir -p "$bundle/tree/repo/$(dirname "$recipe")"
   cp "$recipe" "$bundle/tree/repo/$recipe"
   local kind p
@@ -111,13 +182,13 @@ pack() {
     done
     log "resuming runs/$name/checkpoint (step $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step"])' "runs/$name/checkpoint/state.json"))"
   fi
-  tar -C "$bundle" -cf - . | zstd -q -T0 -10 | split -b "${PART_MB}M" -d -a 2 - "$root/parts/part-"
+  tar -C "$bundle" -cf - . | zstd -q -T0 -10 | split -b "${part_mb}M" -d -a 2 - "$root/parts/part-"
   (cd "$root/parts" && sha256sum part-* >../manifest.sha256)
   cp "$root/manifest.sha256" "$root/parts/"
   rm -rf "$bundle"
   local parts=("$root"/parts/part-*) last
   last=$(basename "${parts[-1]}")
-  log "$(du -sh "$root/parts" | cut -f1) in ${#parts[@]} parts; device calls, in order (carry the named path):"
+  log "$(du -sh "$root/parts" | cut -f1) in ${#parts[@]} parts of <= $part_mb MiB; device calls, in order (carry the named path):"
   for part in "${parts[@]}"; do
     part=$(basename "$part")
     if [[ $part == "$last" ]]; then
@@ -161,15 +232,63 @@ unpack_bundle() { # NAME: the staged parts, checked, unpacked once into $STAGE/N
   awk '{print $2}' "$dir/manifest.sha256" | sed "s|^|$dir/parts/|" | xargs cat | zstd -q -d | tar -C "$dir/bundle" -xf -
 }
 
-device_bench() {
-  local name=$1 dir=$STAGE/$1 out=${OUT:?OUT must name the folder whose files come back}
-  unpack_bundle "$name"
-  local teacher sentences=$dir/bench-sentences.txt
+# device-bench's parts. Each returns non-zero on failure; device_bench goes on with the next.
+bench_embed() { # NAME: encode parity and sentences/s (bench/embed_speed.py), into $OUT/bench.txt
+  local dir=$STAGE/$1 out=$OUT teacher sentences=$STAGE/$1/bench-sentences.txt
   teacher=$(python3 -c 'import sys,tomllib; print(tomllib.load(open(sys.argv[1],"rb"))["objective"]["distillation"]["teacher"])' \
-    "$dir/bundle/tree/repo/$(cat "$dir/bundle/recipe-path")")
+    "$dir/bundle/tree/repo/$(cat "$dir/bundle/recipe-path")") || {
+    echo "== embed: the recipe names no teacher to encode with" >>"$out/bench.txt"
+    return 1
+  }
   find "$dir/bundle/tree" -name '*.eng.gz' -o -name 'eng_Latn.txt.gz' | sort | head -n 20 | xargs zcat | awk 'NF >= 3' | head -n 4000 >"$sentences"
-  python3 bench/embed_speed.py --device "${LASE_GPU_DEVICE:-cuda}" --lase "$dir/bundle/lase" \
-    --model "$dir/bundle/tree/repo/$teacher" --sentences "$sentences" --threads "$(nproc)" --repeats 3 2>&1 | tee "$out/bench.txt"
+  echo "== embed: bench/embed_speed.py, ${LASE_GPU_DEVICE:-cuda}, $(wc -l <"$sentences") sentences" >>"$out/bench.txt"
+  PYTHONUNBUFFERED=1 timeout "${LASE_GPU_BENCH_EMBED_SECONDS:-330}" python3 "$dir/bundle/bench/embed_speed.py" --device "${LASE_GPU_DEVICE:-cuda}" \
+    --lase "$dir/bundle/lase" --model "$dir/bundle/tree/repo/$teacher" --sentences "$sentences" --threads "$(nproc)" \
+    --repeats 3 2>&1 | tee -a "$out/bench.txt"
+  return "${PIPESTATUS[0]}"
+}
+
+bench_train_step() { # NAME: one training step, lase vs PyTorch (bench/train_step.py), f32 and bf16
+  local b=$STAGE/$1/bundle out=$OUT device=${LASE_GPU_DEVICE:-cuda} lib precision status=0 code
+  [[ -x $b/train_step && -f $b/bench/train-step-pairs.tsv ]] || {
+    echo "== train step: not in this bundle (packed by an older gpu_train.sh?)" >>"$out/bench.txt"
+    return 1
+  }
+  lib=$(torch_lib) || return 1
+  local extra
+  read -r -a extra <<<"${LASE_GPU_BENCH_TRAIN_ARGS:---steps 30 --warmup 5}"
+  for precision in ${LASE_GPU_BENCH_PRECISIONS:-f32 bf16}; do
+    echo "== train step: bench/train_step.py, $device, $precision" >>"$out/bench.txt"
+    PYTHONUNBUFFERED=1 timeout "${LASE_GPU_BENCH_TRAIN_SECONDS:-110}" python3 "$b/bench/train_step.py" --device "$device" \
+      --precision "$precision" --threads "$(nproc)" --lase-bin "$b/train_step" --libtorch "$lib" \
+      --tokenizer "$b/bench/tokenizer.json" --pairs-file "$b/bench/train-step-pairs.tsv" \
+      --json-out "$out/train-step-$precision.json" "${extra[@]}" 2>&1 | tee -a "$out/bench.txt"
+    code=${PIPESTATUS[0]}
+    ((code == 0)) || { echo "== train step $precision failed (exit $code)" >>"$out/bench.txt"; status=1; }
+  done
+  return $status
+}
+
+device_bench() {
+  local name=$1
+  shift
+  local parts=("$@") part failed=()
+  ((${#parts[@]})) || parts=(embed train-step)
+  : "${OUT:?OUT must name the folder whose files come back}"
+  unpack_bundle "$name"
+  {
+    echo "== $(date -u +%FT%TZ) device-bench $name: ${parts[*]}, device ${LASE_GPU_DEVICE:-cuda}"
+    command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+  } >>"$OUT/bench.txt" 2>&1
+  for part in "${parts[@]}"; do
+    case $part in
+      embed) bench_embed "$name" || failed+=("$part") ;;
+      train-step) bench_train_step "$name" || failed+=("$part") ;;
+      *) die "unknown device-bench part $part (embed, train-step)" ;;
+    esac
+  done
+  echo "== $(date -u +%FT%TZ) done${failed[*]:+; failed: ${failed[*]}}" >>"$OUT/bench.txt"
+  ((${#failed[@]} == 0)) || die "device-bench: ${failed[*]} failed (the rest of $OUT/bench.txt holds the other numbers)"
 }
 
 device_run() {
@@ -178,18 +297,20 @@ device_run() {
   unpack_bundle "$name"
   rm -rf "$dir/return"
   mkdir -p "$dir/return"
-  local recipe lib device=${LASE_GPU_DEVICE:-cuda}
+  local recipe lib device=${LASE_GPU_DEVICE:-cuda} precision
+  # Mixed precision on a GPU (bf16 matrix products over float32 weights), f32 on a CPU.
+  precision=${LASE_GPU_PRECISION:-$([[ $device == cuda* ]] && echo bf16 || echo f32)}
   recipe=$(cat "$dir/bundle/recipe-path")
   mapfile -t sets <"$dir/bundle/args"
   lib=$(torch_lib)
   local command=distill
   grep -q '^\[objective.distillation\]' "$dir/bundle/tree/repo/$recipe" || command=train
   {
-    echo "== $(date -u +%FT%TZ) device $device, torch lib $lib"
+    echo "== $(date -u +%FT%TZ) device $device, precision $precision, torch lib $lib"
     command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
     (cd "$dir/bundle/tree/repo" && LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LASE_LOG=info \
       "$dir/bundle/lase" "$command" --config "$recipe" --out "runs/$name" --device "$device" \
-      --time-limit "$seconds" --quiet "${sets[@]+"${sets[@]}"}") || echo "== lase exited with $?"
+      --precision "$precision" --time-limit "$seconds" --quiet "${sets[@]+"${sets[@]}"}") || echo "== lase exited with $?"
     echo "== $(date -u +%FT%TZ) done"
   } >"$dir/run.log" 2>&1
   tail -n 40 "$dir/run.log"
@@ -248,12 +369,46 @@ unpack() {
   log "runs/$name/checkpoint at step $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step"])' "runs/$name/checkpoint/state.json")"
 }
 
+# slim-tree / restore-tree: tracked files of >= LASE_GPU_SLIM_MB MiB (default 5) leave
+# the index and are ignored (.git/info/exclude) while device calls run, so the tree every
+# call sends leaves room for 40 MiB parts; the files stay on disk, untouched.
+slim_tree() {
+  local list=.gpu/slim-tree.list exclude f min=$((${LASE_GPU_SLIM_MB:-5} * 1048576))
+  exclude=$(git rev-parse --git-path info/exclude)
+  [[ -f $list ]] && die "$list exists: the tree is already slim (restore-tree first)"
+  mkdir -p .gpu "$(dirname "$exclude")"
+  git ls-files -z | xargs -0 du -b 2>/dev/null | awk -F '\t' -v min="$min" '$1 >= min { print $2 }' >"$list.new"
+  [[ -s $list.new ]] || { rm -f "$list.new"; log "no tracked file of ${LASE_GPU_SLIM_MB:-5} MiB or more"; return; }
+  mv "$list.new" "$list"
+  echo "# gpu_train.sh slim-tree (restore-tree removes these lines)" >>"$exclude"
+  while IFS= read -r f; do
+    git rm --cached -q -- "$f"
+    printf '/%s\n' "$f" >>"$exclude"
+    log "out of the tree until restore-tree: $f ($(($(stat -c %s "$f") / 1048576)) MiB)"
+  done <"$list"
+  log "travelling tree now $(($(travelling_tree_bytes) / 1048576)) MiB. git status shows these files deleted: commit nothing before restore-tree"
+}
+
+restore_tree() {
+  local list=.gpu/slim-tree.list exclude f
+  exclude=$(git rev-parse --git-path info/exclude)
+  [[ -f $list ]] || { log "nothing to restore ($list missing)"; return; }
+  while IFS= read -r f; do git reset -q -- "$f"; done <"$list"
+  { echo "# gpu_train.sh slim-tree (restore-tree removes these lines)"; sed 's|^|/|' "$list"; } >"$list.lines"
+  grep -vxF -f "$list.lines" "$exclude" >"$exclude.new" || true
+  mv "$exclude.new" "$exclude"
+  rm -f "$list" "$list.lines"
+  log "restored: $(git status --short | head -n 5 | tr '\n' ' ')"
+}
+
 case ${1:-} in
+  slim-tree) slim_tree ;;
+  restore-tree) restore_tree ;;
   pack) shift; (($# >= 2)) || die "usage: pack NAME RECIPE [--set K=V ...]"; pack "$@" ;;
   stage) shift; (($# == 2)) || die "usage: stage NAME PART"; stage "$@" ;;
   device-run) shift; (($# == 2)) || die "usage: device-run NAME SECONDS"; device_run "$@" ;;
   fetch) shift; (($# == 1)) || die "usage: fetch NAME"; fetch "$@" ;;
-  device-bench) shift; (($# == 1)) || die "usage: device-bench NAME"; device_bench "$@" ;;
+  device-bench) shift; (($# >= 1)) || die "usage: device-bench NAME [embed|train-step ...]"; device_bench "$@" ;;
   unpack) shift; (($# >= 2)) || die "usage: unpack NAME DIR [DIR ...]"; unpack "$@" ;;
-  *) sed -n '2,37p' "$0"; exit 2 ;;
+  *) sed -n '2,62p' "$0"; exit 2 ;;
 esac

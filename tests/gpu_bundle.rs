@@ -3,7 +3,9 @@
 //! LASE_GPU_DEVICE=cpu and this checkout's libtorch. Two rounds: the second packs the
 //! checkpoint the first brought back and must continue from its step. The model that
 //! comes back must load and embed, and the pair the test-sentence list names must have
-//! been dropped on the "device" (which has no benchmark folders).
+//! been dropped on the "device" (which has no benchmark folders). device-bench's
+//! train-step part runs from the bundle too, lase's side only (no PyTorch here), on CPU in
+//! bf16: the train_step example and bench/train_step.py travel and run as on the device.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,6 +42,39 @@ fn script(args: &[&str], env: &[(&str, &Path)]) -> String {
     text
 }
 
+/// The train_step example, built by the cargo and profile that built this test
+/// (`cargo test --test gpu_bundle` builds no examples; an older build may be stale).
+fn train_step_bin() -> PathBuf {
+    let lase = PathBuf::from(env!("CARGO_BIN_EXE_lase"));
+    let profile_dir = lase.parent().unwrap();
+    let profile = match profile_dir.file_name().unwrap().to_str().unwrap() {
+        "debug" => "dev",
+        other => other,
+    };
+    let out = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--quiet",
+            "--example",
+            "train_step",
+            "--profile",
+            profile,
+        ])
+        .arg("--target-dir")
+        .arg(profile_dir.parent().unwrap())
+        .current_dir(repo())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "cargo build --example train_step failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bin = profile_dir.join("examples/train_step");
+    assert!(bin.is_file(), "{} missing", bin.display());
+    bin
+}
+
 fn step_of(state: &Path) -> u64 {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(state).unwrap()).unwrap();
@@ -59,6 +94,9 @@ fn round(name: &str, stage: &Path, outs: &Path, k: usize) {
     assert!(!parts.is_empty());
     for p in &parts {
         script(&["stage", name, p], &[("LASE_GPU_STAGE", stage)]);
+    }
+    if k == 1 {
+        device_bench(name, stage, &outs.join("bench1"));
     }
     let run_out = outs.join(format!("run{k}"));
     let fetch_out = outs.join(format!("fetch{k}"));
@@ -91,6 +129,39 @@ fn round(name: &str, stage: &Path, outs: &Path, k: usize) {
     );
 }
 
+/// device-bench's train-step part from the staged bundle: lase's side of
+/// bench/train_step.py (the bundled example binary, pairs and tokenizer), bf16 on CPU.
+fn device_bench(name: &str, stage: &Path, out: &Path) {
+    std::fs::create_dir_all(out).unwrap();
+    let args = Path::new("--engines lase --pairs 16 --steps 1 --warmup 0 --threads 1");
+    let log = script(
+        &["device-bench", name, "train-step"],
+        &[
+            ("LASE_GPU_STAGE", stage),
+            ("OUT", out),
+            ("LASE_GPU_BENCH_PRECISIONS", Path::new("bf16")),
+            ("LASE_GPU_BENCH_TRAIN_ARGS", args),
+            // The device's per-part time limit is no test of a loaded CI machine.
+            ("LASE_GPU_BENCH_TRAIN_SECONDS", Path::new("600")),
+        ],
+    );
+    let bench = std::fs::read_to_string(out.join("bench.txt")).unwrap();
+    assert!(
+        bench.contains("device cpu, precision bf16"),
+        "{bench}\n{log}"
+    );
+    assert!(bench.contains("lase     median"), "{bench}\n{log}");
+    assert!(!bench.contains("failed"), "{bench}\n{log}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("train-step-bf16.json")).unwrap())
+            .unwrap();
+    let lase = &json["lase"];
+    assert_eq!(lase["precision"], "bf16", "{json}");
+    assert_eq!(lase["device"], "cpu", "{json}");
+    assert_eq!(lase["step_seconds"].as_array().unwrap().len(), 1, "{json}");
+    assert!(lase["losses"][0].as_f64().unwrap().is_finite(), "{json}");
+}
+
 #[test]
 fn a_run_packed_for_the_gpu_trains_resumes_and_comes_back() {
     let libtorch = repo().join("third_party/libtorch/lib");
@@ -115,6 +186,14 @@ fn a_run_packed_for_the_gpu_trains_resumes_and_comes_back() {
     std::fs::write(dir.join("pairs.tsv"), tsv).unwrap();
     std::fs::write(dir.join("tests.txt"), "leaked test sentence\n").unwrap();
     std::fs::write(dir.join("tok.json"), common::tiny_tokenizer_json()).unwrap();
+    // device-bench's train-step batch: 16 pairs over the tiny vocabulary.
+    let mut bench_pairs = String::new();
+    for i in 0..16 {
+        let w = common::TINY_WORDS;
+        let (a, b) = (w[i % w.len()], w[(i * 5 + 1) % w.len()]);
+        bench_pairs.push_str(&format!("{a} {b} {a}\t{b} {a}\n"));
+    }
+    std::fs::write(dir.join("bench-pairs.tsv"), bench_pairs).unwrap();
     let recipe = rel.join("recipe.toml");
     std::fs::write(
         repo().join(&recipe),
@@ -163,7 +242,17 @@ checkpoint_every = 2
         "--set",
         "optimizer.lr=1e-3",
     ];
-    let packed = script(&pack_args, &[]);
+    let (train_step, bench_pairs, bench_tok) = (
+        train_step_bin(),
+        dir.join("bench-pairs.tsv"),
+        dir.join("tok.json"),
+    );
+    let pack_env = [
+        ("LASE_TRAIN_STEP_BIN", train_step.as_path()),
+        ("LASE_GPU_BENCH_PAIRS", bench_pairs.as_path()),
+        ("LASE_GPU_BENCH_TOKENIZER", bench_tok.as_path()),
+    ];
+    let packed = script(&pack_args, &pack_env);
     assert!(packed.contains("device-run"), "{packed}");
     assert!(packed.contains("1 test sentences found"), "{packed}");
     round(&name, &stage, &outs, 1);
@@ -199,7 +288,7 @@ checkpoint_every = 2
     // Round 2: a fresh "machine" (nothing staged); the next pack carries the checkpoint
     // that came back, and the run goes on from step 1.
     std::fs::remove_dir_all(&stage).unwrap();
-    let packed = script(&pack_args, &[]);
+    let packed = script(&pack_args, &pack_env);
     assert!(packed.contains("resuming"), "{packed}");
     round(&name, &stage, &outs, 2);
     let log = std::fs::read_to_string(outs.join("run2/run.log")).unwrap();
