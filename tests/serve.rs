@@ -1,14 +1,22 @@
 //! `lase serve` over real loopback HTTP: every endpoint, every error path, coalescing
-//! of concurrent requests, and graceful shutdown with a request in flight.
+//! of concurrent requests, isolation of a panicking forward pass, and graceful shutdown
+//! with a request in flight. No test here waits on a timer or needs a race to pass: a
+//! request that must be in flight holds the inference worker at a gate the test opens.
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use lase::inference::EncodeOptions;
-use lase::serve::{ServeConfig, serve};
+use lase::inference::{EncodeOptions, InferenceEncoder};
+use lase::serve::batcher::{Batcher, PassEncoder};
+use lase::serve::metrics::Metrics;
+use lase::serve::{ServeConfig, serve_with};
+use lase::tokenizer::TokenIds;
 use tch::Device;
 
 /// The served model. libtorch's generator is process-global and tests run on parallel
@@ -19,14 +27,186 @@ fn tiny_model() -> lase::model::SentenceEncoder {
     common::tiny_encoder(common::tiny_config(), common::mean_head(16, false), 4)
 }
 
+/// Marked words, in the tiny vocabulary but in no other sentence of the tests that
+/// use them (the /health probe's "ok" is [UNK]). A pass holding [`BOOM`] panics; a pass
+/// holding [`GATE`] waits at the gate until the test opens it.
+const BOOM: &str = "schnell";
+const GATE: &str = "langsam";
+
+/// The tiny tokenizer's id of a word of [`common::TINY_WORDS`].
+fn word_id(word: &str) -> i64 {
+    4 + common::TINY_WORDS.iter().position(|w| *w == word).unwrap() as i64
+}
+
+/// How long a test waits for something that must happen before it calls it a failure
+/// (never a sleep: every wait ends as soon as the event happens).
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The real pass encoder with faults on marked inputs: a pass holding [`BOOM`] first
+/// meets `rendezvous` passes (its own included) on other workers, then panics; a pass
+/// holding [`GATE`] reports that it started and waits until the gate opens.
+struct Faulty {
+    inner: InferenceEncoder,
+    faults: Arc<Faults>,
+}
+
+struct Faults {
+    gate_word: i64,
+    boom_word: i64,
+    rendezvous: usize,
+    meeting: Mutex<(usize, u64)>,
+    met: Condvar,
+    /// Names of the threads whose pass panicked, and passes that met no one in time.
+    panicked: Mutex<Vec<String>>,
+    lonely: Mutex<usize>,
+    entered: Mutex<Sender<()>>,
+    open: Mutex<Receiver<()>>,
+}
+
+/// The test's side of [`Faults`]: sees passes reach the gate, and opens it.
+struct Gate {
+    entered: Receiver<()>,
+    open: Sender<()>,
+}
+
+impl Gate {
+    /// Waits until a pass is held at the gate.
+    fn wait_entered(&self) {
+        self.entered
+            .recv_timeout(PATIENCE)
+            .expect("a pass reaches the gate");
+    }
+
+    /// Lets one held pass go on.
+    fn open(&self) {
+        self.open.send(()).unwrap();
+    }
+}
+
+impl Faults {
+    fn new(rendezvous: usize) -> (Arc<Self>, Gate) {
+        let (entered_tx, entered) = channel();
+        let (open, open_rx) = channel();
+        let faults = Arc::new(Self {
+            gate_word: word_id(GATE),
+            boom_word: word_id(BOOM),
+            rendezvous,
+            meeting: Mutex::new((0, 0)),
+            met: Condvar::new(),
+            panicked: Mutex::new(Vec::new()),
+            lonely: Mutex::new(0),
+            entered: Mutex::new(entered_tx),
+            open: Mutex::new(open_rx),
+        });
+        (faults, Gate { entered, open })
+    }
+
+    /// Waits until `rendezvous` passes are here (false if they did not come in time).
+    fn meet(&self) -> bool {
+        let mut meeting = self.meeting.lock().unwrap();
+        let generation = meeting.1;
+        meeting.0 += 1;
+        if meeting.0 == self.rendezvous {
+            *meeting = (0, generation + 1);
+            self.met.notify_all();
+            return true;
+        }
+        let (mut meeting, waited) = self
+            .met
+            .wait_timeout_while(meeting, PATIENCE, |m| m.1 == generation)
+            .unwrap();
+        if waited.timed_out() {
+            meeting.0 -= 1;
+            return false;
+        }
+        true
+    }
+
+    fn panicked_threads(&self) -> BTreeSet<String> {
+        self.panicked.lock().unwrap().iter().cloned().collect()
+    }
+
+    fn wrap(
+        self: &Arc<Self>,
+    ) -> impl FnOnce(InferenceEncoder) -> Box<dyn PassEncoder> + Send + use<> {
+        let faults = self.clone();
+        move |inner| Box::new(Faulty { inner, faults })
+    }
+}
+
+impl PassEncoder for Faulty {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn embed_pass(&self, items: &[&TokenIds]) -> Vec<f32> {
+        let holds = |id: i64| items.iter().any(|t| t.ids.contains(&id));
+        let f = &self.faults;
+        if holds(f.gate_word) {
+            f.entered.lock().unwrap().send(()).unwrap();
+            let opened = f.open.lock().unwrap().recv_timeout(PATIENCE);
+            assert!(opened.is_ok(), "the test never opened the gate");
+        }
+        if holds(f.boom_word) {
+            // Recorded before the meeting: once the request's reply is out (sent by the
+            // first pass to panic), every pass that met has been recorded.
+            let name = std::thread::current().name().unwrap_or("?").to_owned();
+            f.panicked.lock().unwrap().push(name.clone());
+            if !f.meet() {
+                *f.lonely.lock().unwrap() += 1;
+            }
+            panic!("injected fault on {name}");
+        }
+        self.inner.embed_pass(items)
+    }
+}
+
 struct Server {
     addr: SocketAddr,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// One HTTP response.
+struct Reply {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_owned())
+        })
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
+    }
+}
+
+fn one_worker() -> EncodeOptions {
+    EncodeOptions {
+        workers: 1,
+        ..EncodeOptions::for_device(Device::Cpu)
+    }
+}
+
 impl Server {
     fn start(config: ServeConfig) -> Self {
+        Self::start_with(config, one_worker(), |e| Box::new(e))
+    }
+
+    fn start_with(
+        config: ServeConfig,
+        options: EncodeOptions,
+        wrap: impl FnOnce(InferenceEncoder) -> Box<dyn PassEncoder> + Send + 'static,
+    ) -> Self {
         let encoder = tiny_model();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -39,11 +219,7 @@ impl Server {
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
-                let options = EncodeOptions {
-                    workers: 1,
-                    ..EncodeOptions::for_device(Device::Cpu)
-                };
-                serve(listener, encoder, options, config, async {
+                serve_with(listener, encoder, wrap, options, config, async {
                     let _ = stop_rx.await;
                 })
                 .await
@@ -64,6 +240,20 @@ impl Server {
     }
 
     fn raw(&self, method: &str, path: &str, body: &[u8], content_type: &str) -> (u16, String) {
+        let reply = self.reply(method, path, body, content_type);
+        (reply.status, reply.body)
+    }
+
+    /// A client of this server for another thread.
+    fn client(&self) -> Server {
+        Server {
+            addr: self.addr,
+            stop: None,
+            thread: None,
+        }
+    }
+
+    fn reply(&self, method: &str, path: &str, body: &[u8], content_type: &str) -> Reply {
         let mut s = TcpStream::connect(self.addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
         let head = format!(
@@ -80,11 +270,16 @@ impl Server {
             .nth(1)
             .and_then(|c| c.parse().ok())
             .unwrap_or_else(|| panic!("no status line in {text:?}"));
-        let body = text
-            .split_once("\r\n\r\n")
-            .map(|(_, b)| b.to_owned())
-            .unwrap_or_default();
-        (status, body)
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        Reply {
+            status,
+            head: head.to_owned(),
+            body: body.to_owned(),
+        }
+    }
+
+    fn post(&self, path: &str, body: &str) -> Reply {
+        self.reply("POST", path, body.as_bytes(), "application/json")
     }
 
     fn json(&self, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
@@ -340,102 +535,313 @@ fn every_error_path_is_a_json_error() {
     assert_eq!(server.request("GET", "/health", "").0, 200);
 }
 
-#[test]
-fn full_queue_answers_429_and_concurrent_requests_are_coalesced() {
-    // A queue of one request: a burst of concurrent requests must see some 429s (never a
-    // hang or a 5xx), and the ones admitted are answered.
-    let server = Server::start(ServeConfig {
-        max_queued_requests: 1,
-        ..Default::default()
-    });
-    let addr = server.addr;
-    let body = format!(
-        r#"{{"inputs": [{}]}}"#,
-        vec!["\"the big dog runs fast with the small cat\""; 64].join(",")
-    );
-    let handles: Vec<_> = (0..24)
-        .map(|_| {
-            let body = body.clone();
-            std::thread::spawn(move || {
-                let probe = Server {
-                    addr,
-                    stop: None,
-                    thread: None,
-                };
-                probe.request("POST", "/embed", &body).0
-            })
-        })
-        .collect();
-    let statuses: Vec<u16> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    assert!(
-        statuses.iter().all(|s| *s == 200 || *s == 429),
-        "{statuses:?}"
-    );
-    assert!(statuses.contains(&200), "{statuses:?}");
-    assert!(statuses.contains(&429), "{statuses:?}");
+/// The value of an unlabelled metric in Prometheus text.
+fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find(|l| l.split_whitespace().next() == Some(name))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
 
-    let roomy = Server::start(ServeConfig::default());
-    let addr = roomy.addr;
-    let handles: Vec<_> = (0..16)
+/// `{"inputs": [...]}` for /embed.
+fn embed_body(sentences: &[&str]) -> String {
+    serde_json::json!({ "inputs": sentences }).to_string()
+}
+
+/// The library's vectors for `sentences` (the model's raw output).
+fn reference_rows(sentences: &[&str]) -> Vec<Vec<f32>> {
+    common::rows(&tiny_model().encode(sentences, 8).unwrap())
+}
+
+/// Checks /embed's rows against the library's normalised vectors.
+fn assert_rows(reply: &Reply, sentences: &[&str]) {
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let got = reply.json();
+    let got = got.as_array().unwrap();
+    assert_eq!(got.len(), sentences.len());
+    for (row, want) in got.iter().zip(reference_rows(sentences)) {
+        let row: Vec<f32> = row
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect();
+        assert!(common::cosine(&row, &want) > 0.99999, "{sentences:?}");
+    }
+}
+
+#[test]
+fn full_queue_answers_429_with_retry_after() {
+    // One worker held at the gate and a queue of one: of five more requests exactly one
+    // is queued and four are refused at once, whatever order they arrive in.
+    let (faults, gate) = Faults::new(1);
+    let server = Server::start_with(
+        ServeConfig {
+            max_queued_requests: 1,
+            ..Default::default()
+        },
+        one_worker(),
+        faults.wrap(),
+    );
+    let held = {
+        let client = server.client();
+        std::thread::spawn(move || {
+            client.post("/embed", &embed_body(&[&format!("the dog {GATE}")]))
+        })
+    };
+    gate.wait_entered();
+    let sentences = [
+        "the cat",
+        "a dog",
+        "the red house",
+        "a big mat",
+        "the small cat runs",
+    ];
+    let (tx, rx) = channel();
+    for sentence in sentences {
+        let client = server.client();
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send((sentence, client.post("/embed", &embed_body(&[sentence]))));
+        });
+    }
+    for _ in 0..4 {
+        let (sentence, reply) = rx
+            .recv_timeout(PATIENCE)
+            .expect("four requests are refused while the worker is held");
+        assert_eq!(reply.status, 429, "{sentence}: {}", reply.body);
+        assert_eq!(
+            reply.header("retry-after").as_deref(),
+            Some("1"),
+            "{}",
+            reply.head
+        );
+        let body = reply.json();
+        assert_eq!(body["error_type"], "Overloaded", "{body}");
+        assert!(body["error"].as_str().is_some_and(|e| !e.is_empty()));
+    }
+    assert!(
+        matches!(rx.try_recv(), Err(std::sync::mpsc::TryRecvError::Empty)),
+        "a fifth request was answered while the worker was held"
+    );
+    gate.open();
+    let (sentence, queued) = rx.recv_timeout(PATIENCE).unwrap();
+    assert_rows(&queued, &[sentence]);
+    assert_rows(&held.join().unwrap(), &[&format!("the dog {GATE}")]);
+    let (_, metrics) = server.request("GET", "/metrics", "");
+    assert!(
+        metrics.contains("lase_requests_total{route=\"/embed\",status=\"429\"} 4"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn concurrent_requests_are_all_answered() {
+    let server = Server::start(ServeConfig::default());
+    let sentences: Vec<String> = (0..16)
         .map(|i| {
+            let w = common::TINY_WORDS;
+            format!("the {} {}", w[i % w.len()], w[(3 * i + 1) % w.len()])
+        })
+        .collect();
+    let handles: Vec<_> = sentences
+        .iter()
+        .map(|s| {
+            let client = server.client();
+            let s = s.clone();
             std::thread::spawn(move || {
-                let probe = Server {
-                    addr,
-                    stop: None,
-                    thread: None,
-                };
-                probe
-                    .request("POST", "/embed", &format!(r#"{{"inputs": "the dog {i}"}}"#))
-                    .0
+                let reply = client.post("/embed", &embed_body(&[&s]));
+                assert_rows(&reply, &[&s]);
             })
         })
         .collect();
-    assert!(handles.into_iter().all(|h| h.join().unwrap() == 200));
-    let (_, metrics) = roomy.request("GET", "/metrics", "");
-    let batches: u64 = metrics
-        .lines()
-        .find(|l| l.starts_with("lase_batch_sentences_count"))
-        .and_then(|l| l.split_whitespace().last())
-        .and_then(|n| n.parse().ok())
+    for h in handles {
+        h.join().unwrap();
+    }
+    let (_, metrics) = server.request("GET", "/metrics", "");
+    assert_eq!(
+        metric(&metrics, "lase_sentences_embedded_total"),
+        sentences.len() as f64
+    );
+}
+
+/// Jobs queued while the worker is held are coalesced into one run when it is free.
+#[test]
+fn queued_jobs_are_coalesced_into_one_run() {
+    let (faults, gate) = Faults::new(1);
+    let metrics = Arc::new(Metrics::default());
+    let (batcher, pool) = Batcher::start_with(
+        tiny_model(),
+        faults.wrap(),
+        one_worker(),
+        16_384,
+        64,
+        metrics.clone(),
+    );
+    let model = tiny_model();
+    let first = [format!("the dog {GATE}")];
+    let held = batcher.submit(model.tokenize(&first).unwrap()).unwrap();
+    gate.wait_entered();
+    let jobs: Vec<Vec<&str>> = vec![
+        vec!["the cat"],
+        vec!["a dog", "the red house"],
+        vec!["a big mat"],
+        vec!["the small cat runs", "der hund", "das haus ist rot"],
+        vec!["blue"],
+        vec!["the cat sat on the mat"],
+        vec!["die katze"],
+        vec!["green and blue"],
+    ];
+    let receivers: Vec<_> = jobs
+        .iter()
+        .map(|j| batcher.submit(model.tokenize(j).unwrap()).unwrap())
+        .collect();
+    gate.open();
+    assert_eq!(held.blocking_recv().unwrap().unwrap().size(), [1, 16]);
+    for (sentences, rx) in jobs.iter().zip(receivers) {
+        let got = rx.blocking_recv().unwrap().unwrap();
+        let want = model.encode(sentences, 32).unwrap();
+        let diff = (got - want).abs().max().double_value(&[]);
+        assert!(diff < 1e-5, "{sentences:?}: {diff}");
+    }
+    let text = metrics.render();
+    // The held job's run, then one run for all eight queued jobs (11 sentences).
+    assert_eq!(metric(&text, "lase_batch_sentences_count"), 2.0, "{text}");
+    assert_eq!(metric(&text, "lase_batch_sentences_sum"), 12.0, "{text}");
+    drop(batcher);
+    pool.join().unwrap();
+}
+
+/// A pass shared by two jobs panics: the jobs are retried apart, and only the one whose
+/// own pass panics gets the error.
+#[test]
+fn only_the_job_whose_pass_panics_fails() {
+    let (faults, gate) = Faults::new(1);
+    let metrics = Arc::new(Metrics::default());
+    let (batcher, pool) = Batcher::start_with(
+        tiny_model(),
+        faults.wrap(),
+        one_worker(),
+        16_384,
+        64,
+        metrics.clone(),
+    );
+    let model = tiny_model();
+    let held = batcher
+        .submit(model.tokenize(&[format!("the dog {GATE}")]).unwrap())
         .unwrap();
-    let sentences: u64 = metrics
-        .lines()
-        .find(|l| l.starts_with("lase_sentences_embedded_total"))
-        .and_then(|l| l.split_whitespace().last())
-        .and_then(|n| n.parse().ok())
+    gate.wait_entered();
+    let bad = batcher
+        .submit(model.tokenize(&[format!("the {BOOM}")]).unwrap())
         .unwrap();
-    assert_eq!(sentences, 16);
-    assert!(batches <= 16, "{batches} runs for 16 sentences");
+    let good_sentences = ["the cat is small", "a red house"];
+    let good = batcher
+        .submit(model.tokenize(&good_sentences).unwrap())
+        .unwrap();
+    gate.open();
+    assert_eq!(held.blocking_recv().unwrap().unwrap().size(), [1, 16]);
+    let error = bad.blocking_recv().unwrap().unwrap_err();
+    assert!(error.to_string().contains("injected fault"), "{error}");
+    let got = good.blocking_recv().unwrap().unwrap();
+    let want = model.encode(&good_sentences, 32).unwrap();
+    assert!((got - want).abs().max().double_value(&[]) < 1e-5);
+    let text = metrics.render();
+    // Both jobs were in one run (and one pass, which panicked), then the bad job alone
+    // panicked again.
+    assert_eq!(metric(&text, "lase_batch_sentences_count"), 2.0, "{text}");
+    assert_eq!(metric(&text, "lase_inference_panics_total"), 2.0, "{text}");
+    // The worker goes on.
+    let after = batcher.submit(model.tokenize(&["blue"]).unwrap()).unwrap();
+    assert_eq!(after.blocking_recv().unwrap().unwrap().size(), [1, 16]);
+    drop(batcher);
+    pool.join().unwrap();
+}
+
+/// Two workers, passes of one sentence: a request of two marked sentences makes both
+/// workers panic (each pass waits for the other's before panicking, so each worker must
+/// hold one). The request gets a 500 with a JSON body; later requests get correct rows;
+/// a second round needs both workers alive again.
+#[test]
+fn a_panicking_pass_answers_500_and_every_worker_survives() {
+    let (faults, _gate) = Faults::new(2);
+    let options = EncodeOptions {
+        batch_size: 1,
+        max_batch_tokens: 512,
+        workers: 2,
+    };
+    let server = Server::start_with(ServeConfig::default(), options, faults.wrap());
+    let workers: BTreeSet<String> = ["lase-inference-0", "lase-inference-1"]
+        .map(String::from)
+        .into();
+    for round in 1..=2 {
+        let reply = server.post("/embed", &embed_body(&[BOOM, &format!("the {BOOM}")]));
+        assert_eq!(reply.status, 500, "round {round}: {}", reply.body);
+        let body = reply.json();
+        assert_eq!(body["error_type"], "Backend", "{body}");
+        assert!(
+            body["error"].as_str().unwrap().contains("panicked"),
+            "{body}"
+        );
+        assert_eq!(faults.panicked_threads(), workers, "round {round}");
+        assert_eq!(
+            *faults.lonely.lock().unwrap(),
+            0,
+            "a pass met no other worker"
+        );
+        assert_eq!(faults.panicked.lock().unwrap().len(), 2 * round);
+        let sentences = ["the dog is red", "der hund", "a small house"];
+        assert_rows(&server.post("/embed", &embed_body(&sentences)), &sentences);
+        let sentences = ["the cat sat on the mat"];
+        assert_rows(&server.post("/", &embed_body(&sentences)), &sentences);
+    }
+    assert_eq!(server.request("GET", "/health", "").0, 200);
+    // The second pass of a round to panic may still be unwinding after the reply (the
+    // first one answered it): wait for its count rather than assume it is in.
+    let since = std::time::Instant::now();
+    let metrics = loop {
+        let (_, metrics) = server.request("GET", "/metrics", "");
+        if metric(&metrics, "lase_inference_panics_total") == 4.0 {
+            break metrics;
+        }
+        assert!(since.elapsed() < PATIENCE, "{metrics}");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(
+        metrics.contains("lase_requests_total{route=\"/embed\",status=\"500\"} 2"),
+        "{metrics}"
+    );
 }
 
 #[test]
 fn graceful_shutdown_finishes_the_request_in_flight() {
-    let mut server = Server::start(ServeConfig::default());
+    let (faults, gate) = Faults::new(1);
+    let mut server = Server::start_with(ServeConfig::default(), one_worker(), faults.wrap());
     let addr = server.addr;
-    let body = format!(
-        r#"{{"inputs": [{}]}}"#,
-        vec!["\"the big dog runs fast with the small cat and the red house\""; 256].join(",")
-    );
-    let in_flight = std::thread::spawn(move || {
-        let probe = Server {
-            addr,
-            stop: None,
-            thread: None,
-        };
-        probe.request("POST", "/embed", &body)
-    });
-    std::thread::sleep(Duration::from_millis(50));
+    let sentences = [
+        format!("the dog {GATE}"),
+        "a cat".into(),
+        "the red house".into(),
+    ];
+    let in_flight = {
+        let client = server.client();
+        let body = serde_json::json!({ "inputs": sentences }).to_string();
+        std::thread::spawn(move || client.post("/embed", &body))
+    };
+    // The request is in the worker's hands when the server is told to stop.
+    gate.wait_entered();
     server.stop.take().unwrap().send(()).unwrap();
-    let (status, body) = in_flight.join().unwrap();
-    assert_eq!(status, 200);
-    assert_eq!(
-        serde_json::from_str::<serde_json::Value>(&body)
-            .unwrap()
-            .as_array()
-            .unwrap()
-            .len(),
-        256
-    );
+    // Wait until the server has stopped accepting connections, so the request is
+    // finished by the shutdown path rather than before it.
+    let since = std::time::Instant::now();
+    while TcpStream::connect(addr).is_ok() {
+        assert!(since.elapsed() < PATIENCE, "still accepting after shutdown");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    gate.open();
+    let reply = in_flight.join().unwrap();
+    let sentences: Vec<&str> = sentences.iter().map(String::as_str).collect();
+    assert_rows(&reply, &sentences);
     server.thread.take().unwrap().join().unwrap();
     assert!(
         TcpStream::connect(addr).is_err(),
@@ -447,7 +853,6 @@ fn graceful_shutdown_finishes_the_request_in_flight() {
 /// and one run's passes interleave with the next run's) returns every job's own rows.
 #[test]
 fn pooled_passes_route_every_row_to_its_job() {
-    use lase::serve::batcher::Batcher;
     let reference = tiny_model();
     let words = common::TINY_WORDS;
     // 40 jobs of 1-5 sentences of 1-9 words each.
@@ -468,7 +873,7 @@ fn pooled_passes_route_every_row_to_its_job() {
         max_batch_tokens: 24,
         workers: 2,
     };
-    let metrics = std::sync::Arc::new(lase::serve::metrics::Metrics::default());
+    let metrics = Arc::new(Metrics::default());
     let (batcher, pool) = Batcher::start(tiny_model(), options, 60, 100, metrics);
     let receivers: Vec<_> = jobs
         .iter()
@@ -478,14 +883,19 @@ fn pooled_passes_route_every_row_to_its_job() {
         })
         .collect();
     for (sentences, rx) in jobs.iter().zip(receivers) {
-        let got = rx.blocking_recv().unwrap();
+        let got = rx.blocking_recv().unwrap().unwrap();
         let want = reference.encode(sentences, 32).unwrap();
         assert_eq!(got.size(), want.size());
         let diff = (got - want).abs().max().double_value(&[]);
         assert!(diff < 1e-5, "{sentences:?}: {diff}");
     }
     // An empty job is answered at once with no rows.
-    let empty = batcher.submit(Vec::new()).unwrap().blocking_recv().unwrap();
+    let empty = batcher
+        .submit(Vec::new())
+        .unwrap()
+        .blocking_recv()
+        .unwrap()
+        .unwrap();
     assert_eq!(empty.size(), [0, 16]);
     drop(batcher);
     pool.join().unwrap();

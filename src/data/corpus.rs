@@ -405,8 +405,17 @@ impl ParallelCorpus {
             match (a.next(), b.next()) {
                 (None, None) => return Ok(()),
                 (Some(x), Some(y)) => self.push(x?, y?, s, t, None),
-                (Some(_), None) => return Err(misaligned(tgt, src, a.line_number())),
-                (None, Some(_)) => return Err(misaligned(src, tgt, b.line_number())),
+                // A line that cannot be read (invalid UTF-8, a broken gzip stream) is
+                // reported as such: its line number is where the reader stopped, and a
+                // read error counts no line.
+                (Some(x), None) => {
+                    x?;
+                    return Err(misaligned(tgt, src, a.line_number()));
+                }
+                (None, Some(y)) => {
+                    y?;
+                    return Err(misaligned(src, tgt, b.line_number()));
+                }
             }
         }
     }

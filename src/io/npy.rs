@@ -40,7 +40,15 @@ pub struct NpyWriter {
 }
 
 impl NpyWriter {
+    /// A writer of `cols`-wide rows; `cols` must be at least 1 (the row count is
+    /// worked out from the values written, which a 0-wide matrix has none of).
     pub fn create(path: impl AsRef<Path>, cols: usize) -> Result<Self> {
+        if cols == 0 {
+            return Err(LaseError::InvalidArgument(format!(
+                "{}: a matrix written to .npy needs at least one column",
+                path.as_ref().display()
+            )));
+        }
         let mut file = AtomicFile::create(path.as_ref())?;
         file.write_all(&header_bytes(0, cols))
             .map_err(|e| LaseError::io(path.as_ref(), e))?;

@@ -10,10 +10,17 @@
 //! thread that finds it empty takes the next run from the request queue itself: a run's
 //! last pass no longer leaves the other threads idle until it finishes, which is what
 //! kept the server below offline throughput (docs/benchmarks.md, "Serving").
+//!
+//! Isolation: a forward pass that panics (a libtorch error surfaces as a Rust panic) is
+//! caught on its worker thread. The jobs that shared the pass are retried one job per
+//! pass, so only the job whose own pass panics is answered with an error (the server's
+//! 500); the thread goes on with the next pass. A panic anywhere else in a worker's loop
+//! restarts the loop on the same thread, so the pool never loses a worker.
 
 use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tch::{Device, Tensor};
 use tokio::sync::{mpsc, oneshot};
@@ -23,10 +30,53 @@ use crate::inference::{EncodeOptions, InferenceEncoder, plan_batches};
 use crate::model::SentenceEncoder;
 use crate::tokenizer::TokenIds;
 
-/// One request's sentences and where to send their vectors ([n, dim] float32).
+/// What the pool runs: one forward pass over tokenised sentences, returning row-major
+/// [items, dim] float32. [`InferenceEncoder`] in production; the seam lets tests wrap it
+/// to inject faults (a pass that panics or blocks on a marked input).
+pub trait PassEncoder: Send + Sync {
+    fn dim(&self) -> usize;
+    fn embed_pass(&self, items: &[&TokenIds]) -> Vec<f32>;
+}
+
+impl PassEncoder for InferenceEncoder {
+    fn dim(&self) -> usize {
+        InferenceEncoder::dim(self)
+    }
+
+    fn embed_pass(&self, items: &[&TokenIds]) -> Vec<f32> {
+        InferenceEncoder::embed_pass(self, items)
+    }
+}
+
+/// A job's forward pass failed (it panicked or returned the wrong number of values).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("inference failed: {0}")]
+pub struct InferenceFailed(pub String);
+
+/// A job's vectors ([n, dim] float32), or why they could not be computed.
+pub type JobResult = Result<Tensor, InferenceFailed>;
+
+/// One request's sentences and where to send their vectors.
 pub struct Job {
     pub tokens: Vec<TokenIds>,
-    pub respond: oneshot::Sender<Tensor>,
+    pub respond: oneshot::Sender<JobResult>,
+}
+
+/// Locks a pool mutex even if a thread panicked while holding it. Sound here because
+/// every critical section in this module leaves its data consistent at each step (a
+/// push, a pop, a row copy, taking the sender), and forward passes, the code expected
+/// to panic, run with no lock held.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The text of a caught panic's payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 /// Handle for enqueueing jobs.
@@ -49,7 +99,7 @@ struct RunningJob {
     dim: usize,
     values: Mutex<Vec<f32>>,
     missing: AtomicUsize,
-    respond: Mutex<Option<oneshot::Sender<Tensor>>>,
+    respond: Mutex<Option<oneshot::Sender<JobResult>>>,
 }
 
 impl RunningJob {
@@ -70,19 +120,25 @@ impl RunningJob {
 
     /// Stores one row; the last row sends the job's vectors.
     fn fill(&self, row: usize, vector: &[f32]) {
-        self.values.lock().expect("no worker panicked")[row * self.dim..(row + 1) * self.dim]
-            .copy_from_slice(vector);
+        lock(&self.values)[row * self.dim..(row + 1) * self.dim].copy_from_slice(vector);
         if self.missing.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.send();
         }
     }
 
     fn send(&self) {
-        let values = std::mem::take(&mut *self.values.lock().expect("no worker panicked"));
+        let values = std::mem::take(&mut *lock(&self.values));
         let vectors = Tensor::from_slice(&values).view([self.rows as i64, self.dim as i64]);
-        if let Some(respond) = self.respond.lock().expect("no worker panicked").take() {
+        if let Some(respond) = lock(&self.respond).take() {
             // A dropped receiver means the client went away: nothing to do.
-            let _ = respond.send(vectors);
+            let _ = respond.send(Ok(vectors));
+        }
+    }
+
+    /// Answers the job with an error at once; rows filled later are ignored.
+    fn fail(&self, error: InferenceFailed) {
+        if let Some(respond) = lock(&self.respond).take() {
+            let _ = respond.send(Err(error));
         }
     }
 }
@@ -100,7 +156,7 @@ struct Intake {
 }
 
 struct Pool {
-    encoder: InferenceEncoder,
+    encoder: Box<dyn PassEncoder>,
     options: EncodeOptions,
     max_batch_tokens: usize,
     passes: Mutex<VecDeque<Pass>>,
@@ -114,12 +170,12 @@ impl Pool {
     /// queue is closed and drained.
     fn next_pass(&self) -> Option<Pass> {
         loop {
-            if let Some(pass) = self.passes.lock().expect("no worker panicked").pop_front() {
+            if let Some(pass) = lock(&self.passes).pop_front() {
                 return Some(pass);
             }
-            let mut intake = self.intake.lock().expect("no worker panicked");
+            let mut intake = lock(&self.intake);
             // Another thread may have queued a run while this one waited for the intake.
-            if let Some(pass) = self.passes.lock().expect("no worker panicked").pop_front() {
+            if let Some(pass) = lock(&self.passes).pop_front() {
                 return Some(pass);
             }
             let first = match intake.pending.take() {
@@ -139,8 +195,11 @@ impl Pool {
                 tokens += more;
                 jobs.push(job);
             }
-            drop(intake);
+            // Queued before the intake is released: a thread waiting for the intake then
+            // finds the run's passes when it re-checks, instead of blocking on the
+            // request queue while they wait for this thread.
             self.queue_run(jobs);
+            drop(intake);
         }
     }
 
@@ -161,7 +220,7 @@ impl Pool {
             .fetch_add(sentences.len() as u64, Ordering::Relaxed);
         let lengths: Vec<usize> = sentences.iter().map(TokenIds::len).collect();
         let mut sentences: Vec<Option<TokenIds>> = sentences.into_iter().map(Some).collect();
-        let mut passes = self.passes.lock().expect("no worker panicked");
+        let mut passes = lock(&self.passes);
         for batch in plan_batches(&lengths, &self.options) {
             passes.push_back(Pass {
                 tokens: batch
@@ -175,13 +234,99 @@ impl Pool {
 
     /// A pool thread: runs passes until the request queue closes and every pass is done.
     fn work(&self) {
-        let dim = self.encoder.dim();
         while let Some(pass) = self.next_pass() {
-            let items: Vec<&TokenIds> = pass.tokens.iter().collect();
-            let values = self.encoder.embed_pass(&items);
-            for (r, (job, row)) in pass.rows.iter().enumerate() {
-                job.fill(*row, &values[r * dim..(r + 1) * dim]);
+            self.run_pass(pass);
+        }
+    }
+
+    /// Runs one pass and routes its rows. If it fails and holds rows of several jobs,
+    /// each job is retried in a pass of its own: only a job whose own pass fails is
+    /// answered with the error.
+    fn run_pass(&self, pass: Pass) {
+        let items: Vec<&TokenIds> = pass.tokens.iter().collect();
+        let error = match self.try_pass(&items) {
+            Ok(values) => {
+                self.route(&pass.rows, &values);
+                return;
             }
+            Err(error) => error,
+        };
+        // The pass's jobs, in order of first appearance, with the pass indices of their rows.
+        let mut jobs: Vec<(&Arc<RunningJob>, Vec<usize>)> = Vec::new();
+        for (i, (job, _)) in pass.rows.iter().enumerate() {
+            match jobs.iter_mut().find(|(j, _)| Arc::ptr_eq(j, job)) {
+                Some((_, indices)) => indices.push(i),
+                None => jobs.push((job, vec![i])),
+            }
+        }
+        if jobs.len() == 1 {
+            jobs[0].0.fail(error);
+            return;
+        }
+        for (job, indices) in jobs {
+            let items: Vec<&TokenIds> = indices.iter().map(|&i| &pass.tokens[i]).collect();
+            match self.try_pass(&items) {
+                Ok(values) => {
+                    let rows: Vec<(Arc<RunningJob>, usize)> =
+                        indices.iter().map(|&i| pass.rows[i].clone()).collect();
+                    self.route(&rows, &values);
+                }
+                Err(error) => job.fail(error),
+            }
+        }
+    }
+
+    /// One forward pass with its panic caught: the pass's values, or why there are none.
+    fn try_pass(&self, items: &[&TokenIds]) -> Result<Vec<f32>, InferenceFailed> {
+        // AssertUnwindSafe: a pass reads the weights and writes only tensors and a Vec
+        // of its own, which the unwind drops; its no-grad guard is restored on drop, and
+        // no pool lock is held here. Nothing shared is left half-written.
+        let values = catch_unwind(AssertUnwindSafe(|| self.encoder.embed_pass(items))).map_err(
+            |payload| {
+                self.metrics
+                    .inference_panics
+                    .fetch_add(1, Ordering::Relaxed);
+                let message = panic_message(payload.as_ref());
+                tracing::error!(
+                    "an inference pass of {} sentences panicked: {message}",
+                    items.len()
+                );
+                InferenceFailed(format!("the forward pass panicked: {message}"))
+            },
+        )?;
+        let want = items.len() * self.encoder.dim();
+        if values.len() != want {
+            return Err(InferenceFailed(format!(
+                "the forward pass returned {} values, not {want}",
+                values.len()
+            )));
+        }
+        Ok(values)
+    }
+
+    /// Hands each row of a pass's values to its job.
+    fn route(&self, rows: &[(Arc<RunningJob>, usize)], values: &[f32]) {
+        let dim = self.encoder.dim();
+        for (r, (job, row)) in rows.iter().enumerate() {
+            job.fill(*row, &values[r * dim..(r + 1) * dim]);
+        }
+    }
+
+    /// A worker thread's life: [`Pool::work`], restarted if it panics outside a forward
+    /// pass (a bug in this module), so the pool keeps its number of workers.
+    fn serve_forever(&self) {
+        // AssertUnwindSafe: the pool's shared state is behind mutexes whose critical
+        // sections leave it consistent (see `lock`); a pass in the worker's hands when
+        // it panicked is dropped, and with it the senders of jobs no other pass holds,
+        // so their requests are answered (500) rather than left waiting.
+        while let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.work())) {
+            self.metrics
+                .inference_panics
+                .fetch_add(1, Ordering::Relaxed);
+            tracing::error!(
+                "an inference worker panicked outside a pass, restarting it: {}",
+                panic_message(payload.as_ref())
+            );
         }
     }
 }
@@ -199,11 +344,30 @@ impl Batcher {
         queue_capacity: usize,
         metrics: Arc<Metrics>,
     ) -> (Self, std::thread::JoinHandle<()>) {
+        Self::start_with(
+            encoder,
+            |e| Box::new(e),
+            options,
+            max_batch_tokens,
+            queue_capacity,
+            metrics,
+        )
+    }
+
+    /// [`Batcher::start`] with every forward pass run by `wrap(encoder)`.
+    pub fn start_with(
+        encoder: SentenceEncoder,
+        wrap: impl FnOnce(InferenceEncoder) -> Box<dyn PassEncoder>,
+        options: EncodeOptions,
+        max_batch_tokens: usize,
+        queue_capacity: usize,
+        metrics: Arc<Metrics>,
+    ) -> (Self, std::thread::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel::<Job>(queue_capacity.max(1));
         let on_cpu = encoder.device() == Device::Cpu;
         let workers = if on_cpu { options.workers.max(1) } else { 1 };
         let pool = Pool {
-            encoder: InferenceEncoder::new(encoder),
+            encoder: wrap(InferenceEncoder::new(encoder)),
             options,
             max_batch_tokens,
             passes: Mutex::new(VecDeque::new()),
@@ -226,7 +390,7 @@ impl Batcher {
                                 if on_cpu && workers > 1 {
                                     tch::set_num_threads(threads_per_worker);
                                 }
-                                pool.work();
+                                pool.serve_forever();
                             })
                             .expect("spawn an inference thread");
                     }
@@ -237,7 +401,10 @@ impl Batcher {
     }
 
     /// Queues a job without waiting; the receiver yields its vectors.
-    pub fn submit(&self, tokens: Vec<TokenIds>) -> Result<oneshot::Receiver<Tensor>, EnqueueError> {
+    pub fn submit(
+        &self,
+        tokens: Vec<TokenIds>,
+    ) -> Result<oneshot::Receiver<JobResult>, EnqueueError> {
         let (respond, receive) = oneshot::channel();
         self.metrics.queue_depth.fetch_add(1, Ordering::Relaxed);
         match self.queue.try_send(Job { tokens, respond }) {

@@ -69,6 +69,8 @@ pub struct Metrics {
     pub batch_sentences: Histogram,
     pub queue_depth: AtomicU64,
     pub sentences_embedded: AtomicU64,
+    /// Forward passes (or worker loops) that panicked and were caught.
+    pub inference_panics: AtomicU64,
 }
 
 impl Default for Metrics {
@@ -79,6 +81,7 @@ impl Default for Metrics {
             batch_sentences: Histogram::new(&BATCH_BUCKETS),
             queue_depth: AtomicU64::new(0),
             sentences_embedded: AtomicU64::new(0),
+            inference_panics: AtomicU64::new(0),
         }
     }
 }
@@ -128,6 +131,11 @@ impl Metrics {
             out,
             "# HELP lase_sentences_embedded_total Sentences embedded.\n# TYPE lase_sentences_embedded_total counter\nlase_sentences_embedded_total {}",
             self.sentences_embedded.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP lase_inference_panics_total Inference passes that panicked (caught; the request got a 500).\n# TYPE lase_inference_panics_total counter\nlase_inference_panics_total {}",
+            self.inference_panics.load(Ordering::Relaxed)
         );
         out
     }

@@ -6,7 +6,9 @@
 //! (Prometheus). Requests are coalesced by [`batcher`] into shared forward passes.
 //! Every failure is a JSON error with a meaningful status: 400 bad JSON, 413 body too
 //! large, 415 not JSON, 422 invalid request (unknown field, too many inputs, input too
-//! long without `truncate`), 429 queue full, 503 shutting down; never a panic.
+//! long without `truncate`), 429 queue full (with `Retry-After`), 500 when the
+//! request's own forward pass panicked (caught; other requests and the worker carry
+//! on, see [`batcher`]), 503 shutting down; never a panic.
 
 pub mod api;
 pub mod batcher;
@@ -26,9 +28,9 @@ use base64::Engine;
 use tch::{Kind, Tensor};
 
 use self::api::*;
-use self::batcher::{Batcher, EnqueueError};
+use self::batcher::{Batcher, EnqueueError, PassEncoder};
 use self::metrics::Metrics;
-use crate::inference::EncodeOptions;
+use crate::inference::{EncodeOptions, InferenceEncoder};
 use crate::mine::{MatrixView, MineOptions, mine};
 use crate::model::SentenceEncoder;
 use crate::tokenizer::{SentenceTokenizer, TokenIds};
@@ -142,16 +144,27 @@ impl From<EnqueueError> for ApiError {
     }
 }
 
+/// Seconds a client refused with 429 is asked to wait: the queue drains in about one
+/// coalesced run, well under a second for the default token budget.
+const RETRY_AFTER_SECONDS: &str = "1";
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (
+        let mut response = (
             self.status,
             Json(ErrorBody {
                 error: self.message,
                 error_type: self.kind,
             }),
         )
-            .into_response()
+            .into_response();
+        if self.status == StatusCode::TOO_MANY_REQUESTS {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                header::HeaderValue::from_static(RETRY_AFTER_SECONDS),
+            );
+        }
+        response
     }
 }
 
@@ -162,6 +175,27 @@ type ApiResult = Result<Response, ApiError>;
 pub async fn serve(
     listener: tokio::net::TcpListener,
     encoder: SentenceEncoder,
+    options: EncodeOptions,
+    config: ServeConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_with(
+        listener,
+        encoder,
+        |e| Box::new(e),
+        options,
+        config,
+        shutdown,
+    )
+    .await
+}
+
+/// [`serve`] with every forward pass run by `wrap(encoder)`: the seam for fault
+/// injection (the tests make passes on marked inputs panic or wait).
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    encoder: SentenceEncoder,
+    wrap: impl FnOnce(InferenceEncoder) -> Box<dyn PassEncoder>,
     options: EncodeOptions,
     config: ServeConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -180,8 +214,9 @@ pub async fn serve(
     let tokenizer = encoder.tokenizer().clone();
     let dim = encoder.dim();
     let model_normalizes = encoder.normalizes();
-    let (batcher, worker) = Batcher::start(
+    let (batcher, worker) = Batcher::start_with(
         encoder,
+        wrap,
         options,
         config.max_batch_tokens,
         config.max_queued_requests,
@@ -301,7 +336,8 @@ async fn embed_tokens(
     let receiver = state.batcher.submit(tokens)?;
     let vectors = receiver
         .await
-        .map_err(|_| ApiError::backend("the inference thread stopped"))?;
+        .map_err(|_| ApiError::backend("the inference thread stopped"))?
+        .map_err(|e| ApiError::backend(e.to_string()))?;
     Ok((vectors, count))
 }
 
