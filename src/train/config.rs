@@ -219,7 +219,9 @@ pub enum TeacherSide {
     /// teacher (Reimers & Gurevych 2020).
     Target,
     Source,
-    /// Both sides: a multilingual teacher (LEALLA's LaBSE, Average labels).
+    /// Both sides: a multilingual teacher (LEALLA's LaBSE, Average labels). MSE then
+    /// takes each student side to the teacher's vector of the same side
+    /// (multistage-distillation.txt Eq. 4), not both sides to one.
     Both,
 }
 
@@ -232,7 +234,9 @@ pub struct DistillationConfig {
     pub teacher: PathBuf,
     #[serde(default = "DistillationConfig::default_side")]
     pub teacher_side: TeacherSide,
-    /// MSE distillation (Reimers & Gurevych 2020): ‖t - f(x)‖² + ‖t - f(y)‖².
+    /// MSE distillation (Reimers & Gurevych 2020): ‖t - f(x)‖² + ‖t - f(y)‖², t the
+    /// teacher's vector of the side it embeds; with `teacher_side = "both"`,
+    /// ‖t(x) - f(x)‖² + ‖t(y) - f(y)‖² (multistage-distillation.txt Eq. 4).
     #[serde(default = "DistillationConfig::one")]
     pub mse: f64,
     /// LEALLA feature distillation weight β (lealla.txt: 1e3 small/base, 1e4 large).

@@ -201,7 +201,8 @@ impl Objective {
             (None, None) => return Vec::new(),
         };
         let (tx, ty) = (tx.to_kind(x.kind()), ty.to_kind(x.kind()));
-        // The anchor side for MSE, Priority labels and MCL: the side the teacher embeds.
+        // The anchor side for Priority labels and MCL: the side the teacher embeds (the
+        // source side when it embeds both).
         let anchor = if ctx.teacher_x.is_some() { &tx } else { &ty };
         let mut terms = Vec::new();
         if d.mse > 0.0 {
@@ -211,7 +212,10 @@ impl Objective {
             } else {
                 1.0
             };
-            terms.push(("mse", mse_distillation(anchor, x, y) * (d.mse * scale)));
+            // Per-side targets: a two-sided teacher gives each student side its own
+            // side's vector (multistage-distillation.txt Eq. 4); a one-sided teacher's
+            // vector is both sides' target (Reimers & Gurevych 2020), as tx == ty then.
+            terms.push(("mse", mse_distillation(&tx, &ty, x, y) * (d.mse * scale)));
         }
         if let Some(f) = &self.feature {
             terms.push(("feature_distillation", f.loss(&tx, &ty, x, y) * d.feature));
@@ -330,6 +334,54 @@ mod tests {
             mse_of(true)
         );
         assert!((mse_of(false) - eq6 / d as f64).abs() < 1e-9);
+    }
+
+    /// MSE targets by teacher side: a one-sided teacher (Reimers & Gurevych 2020) is the
+    /// target of both student sides; a two-sided one (multistage-distillation.txt Eq. 4,
+    /// S(s) -> A(s) and S(t) -> A(t)) gives each student side its own side's vector.
+    #[test]
+    fn mse_targets_follow_the_teacher_side() {
+        let (n, d) = (4i64, 6i64);
+        let opts = (Kind::Double, Device::Cpu);
+        tch::manual_seed(11);
+        let randn = || Tensor::randn([n, d], opts);
+        let (tx, ty, x, y) = (randn(), randn(), randn(), randn());
+        // (1/(N d)) Σ_i ‖a_i - x_i‖² + (1/(N d)) Σ_i ‖b_i - y_i‖², by hand.
+        let by_hand = |a: &Tensor, b: &Tensor| {
+            let mut sum = 0.0;
+            for i in 0..n {
+                for j in 0..d {
+                    sum += (a.double_value(&[i, j]) - x.double_value(&[i, j])).powi(2)
+                        + (b.double_value(&[i, j]) - y.double_value(&[i, j])).powi(2);
+                }
+            }
+            sum / (n * d) as f64
+        };
+        let mse_of = |side: TeacherSide, teacher_x: Option<&Tensor>, teacher_y: Option<&Tensor>| {
+            let objective = distillation_only(
+                DistillationConfig::mse_only("unused".into(), side),
+                d as usize,
+            )
+            .unwrap();
+            let langs = vec![0i64; n as usize];
+            let ctx = BatchContext::new(&langs, &langs, Device::Cpu).with_teacher(
+                teacher_x.map(Tensor::shallow_clone),
+                teacher_y.map(Tensor::shallow_clone),
+            );
+            let out = objective.loss(&x, &y, &ctx);
+            out.parts.iter().find(|(k, _)| *k == "mse").unwrap().1
+        };
+        let close = |got: f64, want: f64| (got - want).abs() < 1e-9 * want.max(1.0);
+        let both = mse_of(TeacherSide::Both, Some(&tx), Some(&ty));
+        assert!(
+            close(both, by_hand(&tx, &ty)),
+            "both: {both} vs {}",
+            by_hand(&tx, &ty)
+        );
+        let target = mse_of(TeacherSide::Target, None, Some(&ty));
+        assert!(close(target, by_hand(&ty, &ty)), "target: {target}");
+        let source = mse_of(TeacherSide::Source, Some(&tx), None);
+        assert!(close(source, by_hand(&tx, &tx)), "source: {source}");
     }
 
     /// A teacher whose vectors share a large offset (cosine 0.9 between different
