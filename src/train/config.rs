@@ -188,6 +188,12 @@ pub enum ContrastiveKind {
     Ams,
     /// Triplet loss with the hardest in-batch negative.
     Triplet,
+    /// Unsupervised SimCSE (Gao et al. 2021, src/losses/simcse.rs) at
+    /// `simcse_temperature`: each side's sentences, encoded a second time under another
+    /// dropout mask, are their own positives (the other sentences of the same side are
+    /// the negatives; translations are not positives): L = L_simcse(x, x') +
+    /// L_simcse(y, y'). The encoder needs dropout (0.1 in the paper).
+    Simcse,
     None,
 }
 
@@ -203,6 +209,8 @@ pub struct ObjectiveConfig {
     pub scale: f64,
     pub triplet_distance: TripletDistance,
     pub triplet_margin: Option<f64>,
+    /// Temperature τ of `contrastive = "simcse"` (Gao et al. 2021: 0.05).
+    pub simcse_temperature: f64,
     pub ems: EmsContrastiveConfig,
     /// Cross-lingual token-level reconstruction on/off.
     pub xtr: bool,
@@ -339,6 +347,7 @@ impl Default for ObjectiveConfig {
             scale: crate::losses::additive_margin::DEFAULT_SCALE,
             triplet_distance: TripletDistance::Cosine,
             triplet_margin: None,
+            simcse_temperature: crate::losses::simcse::DEFAULT_TEMPERATURE,
             ems: EmsContrastiveConfig::default(),
             xtr: true,
             xtr_head: XtrConfig::default(),
@@ -495,6 +504,15 @@ impl TrainConfig {
             return bad(
                 "objective: no loss enabled (contrastive = \"none\" and xtr = false)".into(),
             );
+        }
+        let o = &self.objective;
+        if o.contrastive == ContrastiveKind::Simcse
+            && !(o.simcse_temperature.is_finite() && o.simcse_temperature > 0.0)
+        {
+            return bad(format!(
+                "objective.simcse_temperature {} must be a positive number (SimCSE: 0.05)",
+                o.simcse_temperature
+            ));
         }
         if self.optimizer.lr <= 0.0 || !self.optimizer.lr.is_finite() {
             return bad(format!(
