@@ -204,8 +204,11 @@ pub struct ObjectiveConfig {
     pub contrastive: ContrastiveKind,
     /// Temperature of InfoNCE (0.1).
     pub temperature: f64,
-    /// AMS margin m (0.3) and scale s (10 = 1/T).
+    /// AMS margin m (LaBSE and lealla.txt: 0.3).
     pub margin: f64,
+    /// AMS similarity scale s: the logits are s (φ - m) and s φ. The default, 10 (= 1/T
+    /// at T = 0.1), is EMS's variant (ems.txt §V, LaBSE-EMS-vanilla); lealla.txt Eq. 2 has
+    /// no scale, i.e. 1.0 ([`crate::losses::additive_margin::LEALLA_SCALE`]).
     pub scale: f64,
     pub triplet_distance: TripletDistance,
     pub triplet_margin: Option<f64>,
@@ -506,6 +509,12 @@ impl TrainConfig {
             );
         }
         let o = &self.objective;
+        if o.contrastive == ContrastiveKind::Ams && !(o.scale.is_finite() && o.scale > 0.0) {
+            return bad(format!(
+                "objective.scale {} must be a positive number (AMS's similarity scale; lealla.txt Eq. 2: 1.0)",
+                o.scale
+            ));
+        }
         if o.contrastive == ContrastiveKind::Simcse
             && !(o.simcse_temperature.is_finite() && o.simcse_temperature > 0.0)
         {

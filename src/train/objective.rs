@@ -451,6 +451,7 @@ mod tests {
 #[cfg(test)]
 mod recipe_tests {
     use super::*;
+    use crate::losses::additive_margin::{DEFAULT_SCALE, LEALLA_SCALE};
     use crate::losses::reference::{cos, fixed_embeddings, tensor};
     use crate::losses::{SoftLabel, XtrConfig};
     use crate::train::config::{TeacherSide, TrainConfig};
@@ -620,15 +621,40 @@ mod recipe_tests {
         sum / N as f64
     }
 
+    /// `objective.scale` reaches AMS: 1.0 is lealla.txt Eq. 2 as printed, and a recipe
+    /// without the key keeps EMS's variant, s = 10.
     #[test]
-    fn ams_from_a_recipe() {
+    fn ams_and_its_scale_from_a_recipe() {
         let b = batch();
-        let (_, parts) = run(
-            "contrastive = \"ams\"\nxtr = false\nmargin = 0.2\nscale = 5.0",
+        let (_, lealla) = run(
+            "contrastive = \"ams\"\nxtr = false\nmargin = 0.3\nscale = 1.0",
             &b,
         );
-        assert_close("ams", part(&parts, "ams"), ams_by_hand(&b, 0.2, 5.0));
+        assert_close("ams", part(&lealla, "ams"), ams_by_hand(&b, 0.3, 1.0));
+        let (_, ems) = run("contrastive = \"ams\"\nxtr = false\nmargin = 0.3", &b);
+        assert_eq!(DEFAULT_SCALE, 10.0);
+        assert_close("ams", part(&ems, "ams"), ams_by_hand(&b, 0.3, 10.0));
         assert_eq!(part(&run(PLAIN, &b).1, "ams"), None);
+        for bad in ["0.0", "-1.0", "nan"] {
+            let err = recipe(&format!("contrastive = \"ams\"\nscale = {bad}"))
+                .err()
+                .unwrap_or_else(|| panic!("scale = {bad} accepted"))
+                .to_string();
+            assert!(err.contains("objective.scale"), "{err}");
+        }
+    }
+
+    /// The shipped LEALLA recipes use lealla.txt Eq. 2's AMS, which has no scale.
+    #[test]
+    fn lealla_recipes_use_the_papers_ams_without_a_scale() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        for size in ["small", "base", "large"] {
+            let path = root.join(format!("configs/lealla/{size}.toml"));
+            let c = TrainConfig::from_file(&path).unwrap().objective;
+            assert_eq!(c.contrastive, ContrastiveKind::Ams, "{size}");
+            assert_eq!(c.scale, LEALLA_SCALE, "{size}");
+        }
+        assert_eq!(LEALLA_SCALE, 1.0);
     }
 
     #[test]
