@@ -105,7 +105,18 @@ fn mse_distillation_gradient() {
     check(
         "mse",
         &[t.shallow_clone(), x.shallow_clone(), y.shallow_clone()],
-        &|| mse_distillation(&t, &x, &y),
+        &|| mse_distillation(&t, &t, &x, &y),
+    );
+    let u = leaf(&[3, 5], 13);
+    check(
+        "mse two-sided",
+        &[
+            t.shallow_clone(),
+            u.shallow_clone(),
+            x.shallow_clone(),
+            y.shallow_clone(),
+        ],
+        &|| mse_distillation(&t, &u, &x, &y),
     );
 }
 

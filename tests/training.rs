@@ -220,14 +220,37 @@ fn stopped_and_resumed_run_ends_with_identical_weights() {
 #[test]
 fn grad_cache_gives_the_direct_gradients() {
     let _rng = rng_lock();
+    grad_cache_matches_the_direct_pass(
+        "contrastive = \"ems\"\nxtr = true\nems = { projection_dim = 8 }\nxtr_head = { language_dim = 4 }",
+    );
+    // SimCSE embeds both sides twice: the cached pass re-embeds all four.
+    grad_cache_matches_the_direct_pass("contrastive = \"simcse\"\nxtr = false");
+}
+
+/// The tiny sentence pairs of the pass tests: German, English.
+const PASS_DE: [&str; 6] = [
+    "der hund ist rot",
+    "die katze",
+    "das haus ist groß und blau",
+    "der hund läuft schnell",
+    "klein",
+    "die katze ist grün",
+];
+const PASS_EN: [&str; 6] = [
+    "the dog is red",
+    "the cat",
+    "the house is big and blue",
+    "the dog runs fast",
+    "small",
+    "the cat is green",
+];
+
+/// Gradient caching in chunks of 2 and 4 gives the loss and gradients of the direct pass
+/// for the recipe objective `objective` (dropout off, so that every pass draws the same).
+fn grad_cache_matches_the_direct_pass(objective: &str) {
     let dir = tempfile::tempdir().unwrap();
     let tok = tiny_tokenizer_file(dir.path());
-    let mut config = config(
-        dir.path(),
-        Some(&tok),
-        "contrastive = \"ems\"\nxtr = true\nems = { projection_dim = 8 }\nxtr_head = { language_dim = 4 }",
-        1,
-    );
+    let mut config = config(dir.path(), Some(&tok), objective, 1);
     config.model.dropout = 0.0;
     let mut c = common::tiny_config();
     c.hidden_dropout_prob = 0.0;
@@ -242,24 +265,8 @@ fn grad_cache_gives_the_direct_gradients() {
         Device::Cpu,
     )
     .unwrap();
-    let de = [
-        "der hund ist rot",
-        "die katze",
-        "das haus ist groß und blau",
-        "der hund läuft schnell",
-        "klein",
-        "die katze ist grün",
-    ];
-    let en = [
-        "the dog is red",
-        "the cat",
-        "the house is big and blue",
-        "the dog runs fast",
-        "small",
-        "the cat is green",
-    ];
-    let tx = encoder.tokenize(&de).unwrap();
-    let ty = encoder.tokenize(&en).unwrap();
+    let tx = encoder.tokenize(&PASS_DE).unwrap();
+    let ty = encoder.tokenize(&PASS_EN).unwrap();
     let xs: Vec<_> = tx.iter().collect();
     let ys: Vec<_> = ty.iter().collect();
     let ix: Vec<&[i64]> = tx.iter().map(|t| t.ids.as_slice()).collect();
@@ -328,6 +335,63 @@ fn grad_cache_gives_the_direct_gradients() {
     assert!(
         g0.iter().any(|(n, g)| n.contains("word_embeddings")
             && g.abs().sum(Kind::Double).double_value(&[]) > 0.0)
+    );
+}
+
+/// SimCSE's second view of each side is drawn under other dropout masks. At a small
+/// temperature the loss of identical views is near 0 (each vector's cosine with itself,
+/// 1, beats every other sentence's), with dropout off or with the same masks drawn twice;
+/// two different masks put the positive's cosine below 1 and the loss far above it.
+#[test]
+fn simcse_compares_two_dropout_views_of_each_sentence() {
+    let _rng = rng_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let tok = tiny_tokenizer_file(dir.path());
+    let config = config(
+        dir.path(),
+        Some(&tok),
+        "contrastive = \"simcse\"\nxtr = false\nsimcse_temperature = 0.005",
+        1,
+    );
+    let c = common::tiny_config();
+    assert!(c.hidden_dropout_prob > 0.0);
+    let encoder = common::tiny_encoder(c, common::mean_head(16, false), 3);
+    let objective = Objective::new(
+        &config.objective,
+        16,
+        2,
+        encoder.tokenizer().vocab_size(),
+        None,
+        Device::Cpu,
+    )
+    .unwrap();
+    let tx = encoder.tokenize(&PASS_DE).unwrap();
+    let ty = encoder.tokenize(&PASS_EN).unwrap();
+    let xs: Vec<_> = tx.iter().collect();
+    let ys: Vec<_> = ty.iter().collect();
+    let ctx = BatchContext::new(&[0; 6], &[1; 6], Device::Cpu);
+    let loss = |train: bool| {
+        let out = forward_backward(
+            &encoder,
+            &objective,
+            &xs,
+            &ys,
+            &ctx,
+            &PassOptions {
+                chunk: 0,
+                seed: 1,
+                loss_scale: 1.0,
+                train,
+            },
+        );
+        assert_eq!(out.parts.len(), 1);
+        assert_eq!(out.parts[0].0, "simcse");
+        out.parts[0].1
+    };
+    let (same_views, dropout_views) = (loss(false), loss(true));
+    assert!(
+        dropout_views > 10.0 * same_views,
+        "identical views {same_views}, dropout views {dropout_views}"
     );
 }
 

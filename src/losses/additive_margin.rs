@@ -1,12 +1,15 @@
 //! Bidirectional additive margin softmax, AMS (Yang et al. 2019; LaBSE, Feng et al.
-//! 2022; lealla.txt Eq. 1-2), with LaBSE's similarity scale `s`:
+//! 2022; lealla.txt Eq. 1-2), with a similarity scale `s`:
 //!
 //! ```text
 //! L(x_i, y_i) = -log( e^{s(φ(x_i,y_i) - m)} / ( e^{s(φ(x_i,y_i) - m)} + Σ_{n≠i} e^{s φ(x_i,y_n)} ) )
 //! L_ams = (1/N) Σ_i [ L(x_i, y_i) + L(y_i, x_i) ],   φ = cosine similarity
 //! ```
 //!
-//! The margin is subtracted from the positive (diagonal) similarity only.
+//! The margin is subtracted from the positive (diagonal) similarity only. lealla.txt's
+//! Eq. 2 has no scale (s = 1: e^{φ - m}); the default s = 10 is EMS's variant (ems.txt
+//! §V, LaBSE-EMS-vanilla: margin 0.3, "scaling temperature to 0.1"). Recipes set it with
+//! `objective.scale`.
 
 use tch::{Kind, Tensor};
 
@@ -14,8 +17,11 @@ use super::{bidirectional_diagonal_cross_entropy, cosine_matrix};
 
 /// Margin m used by ems.txt's AMS comparison (LaBSE: 0.3).
 pub const DEFAULT_MARGIN: f64 = 0.3;
-/// Scale s = 1/T with T = 0.1 (ems.txt; LaBSE's learned scale is of this order).
+/// EMS's variant: s = 1/T with T = 0.1 (ems.txt §V, LaBSE-EMS-vanilla), the default of
+/// `objective.scale`.
 pub const DEFAULT_SCALE: f64 = 10.0;
+/// lealla.txt Eq. 2 as printed: no scale.
+pub const LEALLA_SCALE: f64 = 1.0;
 
 /// `x`, `y`: [N, d] embeddings (need not be normalised).
 pub fn additive_margin_softmax(x: &Tensor, y: &Tensor, margin: f64, scale: f64) -> Tensor {

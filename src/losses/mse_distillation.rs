@@ -1,20 +1,30 @@
 //! Multilingual knowledge distillation by MSE (Reimers & Gurevych 2020, "Making
-//! monolingual sentence embeddings multilingual"; lecture §distillation):
+//! monolingual sentence embeddings multilingual"; lecture §distillation), and its
+//! two-sided form, stage 3 of multistage-distillation.txt (Eq. 4):
 //!
 //! ```text
-//! L = (1/(N d)) Σ_i ‖x^t_i - f(x_i)‖² + (1/(N d)) Σ_i ‖x^t_i - f(y_i)‖²
+//! L = (1/(N d)) Σ_i ‖t^x_i - f(x_i)‖² + (1/(N d)) Σ_i ‖t^y_i - f(y_i)‖²
 //! ```
 //!
-//! The teacher embeds only the source (English) side x; the student f learns to map
-//! both x and its translation y onto it. Both terms are means over elements, as
+//! Reimers & Gurevych: the teacher embeds only the English side, and the student f
+//! learns to map both x and its translation y onto it (t^x = t^y = the teacher's vector
+//! of the English sentence). Eq. 4 (`S(s) -> A(s)`, `S(t) -> A(t)`): a multilingual
+//! teacher (the assistant A) embeds both sides, and each student side regresses onto
+//! the teacher's vector of the same sentence. Both terms are means over elements, as
 //! PyTorch's `MSELoss` in sentence-transformers.
 
 use tch::Tensor;
 
-/// `teacher`: [N, d] teacher embeddings of x; `student_x`, `student_y`: [N, d].
-pub fn mse_distillation(teacher: &Tensor, student_x: &Tensor, student_y: &Tensor) -> Tensor {
-    (student_x - teacher).square().mean(student_x.kind())
-        + (student_y - teacher).square().mean(student_y.kind())
+/// `teacher_x`, `teacher_y`: [N, d] targets of the student's x and y sides (the same
+/// tensor for a one-sided teacher); `student_x`, `student_y`: [N, d].
+pub fn mse_distillation(
+    teacher_x: &Tensor,
+    teacher_y: &Tensor,
+    student_x: &Tensor,
+    student_y: &Tensor,
+) -> Tensor {
+    (student_x - teacher_x).square().mean(student_x.kind())
+        + (student_y - teacher_y).square().mean(student_y.kind())
 }
 
 #[cfg(test)]
@@ -24,17 +34,24 @@ mod tests {
 
     #[test]
     fn equals_a_hand_computation() {
-        let t = fixed_embeddings(3, 4, 21);
+        let (tx, ty) = (fixed_embeddings(3, 4, 21), fixed_embeddings(3, 4, 24));
         let x = fixed_embeddings(3, 4, 22);
         let y = fixed_embeddings(3, 4, 23);
-        let mut expected = 0.0;
-        for i in 0..3 {
-            for j in 0..4 {
-                expected += (t[i][j] - x[i][j]).powi(2) + (t[i][j] - y[i][j]).powi(2);
+        let by_hand = |a: &[Vec<f64>], b: &[Vec<f64>]| {
+            let mut sum = 0.0;
+            for i in 0..3 {
+                for j in 0..4 {
+                    sum += (a[i][j] - x[i][j]).powi(2) + (b[i][j] - y[i][j]).powi(2);
+                }
             }
-        }
-        expected /= 12.0;
-        let got = mse_distillation(&tensor(&t), &tensor(&x), &tensor(&y)).double_value(&[]);
-        assert!((got - expected).abs() < 1e-12);
+            sum / 12.0
+        };
+        let (x, y) = (tensor(&x), tensor(&y));
+        // One-sided (Reimers & Gurevych): both student sides onto the same vector.
+        let got = mse_distillation(&tensor(&tx), &tensor(&tx), &x, &y).double_value(&[]);
+        assert!((got - by_hand(&tx, &tx)).abs() < 1e-12);
+        // Two-sided (Eq. 4): each side onto its own.
+        let got = mse_distillation(&tensor(&tx), &tensor(&ty), &x, &y).double_value(&[]);
+        assert!((got - by_hand(&tx, &ty)).abs() < 1e-12);
     }
 }

@@ -4,6 +4,9 @@
 //! ```text
 //! L = (1/N) Σ_i -log( e^{s(h_i, h'_i)/τ} / Σ_j e^{s(h_i, h'_j)/τ} ),   τ = 0.05
 //! ```
+//!
+//! Recipes select it with `objective.contrastive = "simcse"`, on each side of the pairs
+//! separately (src/train/objective.rs).
 
 use tch::{Kind, Tensor};
 

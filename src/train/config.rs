@@ -188,6 +188,12 @@ pub enum ContrastiveKind {
     Ams,
     /// Triplet loss with the hardest in-batch negative.
     Triplet,
+    /// Unsupervised SimCSE (Gao et al. 2021, src/losses/simcse.rs) at
+    /// `simcse_temperature`: each side's sentences, encoded a second time under another
+    /// dropout mask, are their own positives (the other sentences of the same side are
+    /// the negatives; translations are not positives): L = L_simcse(x, x') +
+    /// L_simcse(y, y'). The encoder needs dropout (0.1 in the paper).
+    Simcse,
     None,
 }
 
@@ -198,11 +204,16 @@ pub struct ObjectiveConfig {
     pub contrastive: ContrastiveKind,
     /// Temperature of InfoNCE (0.1).
     pub temperature: f64,
-    /// AMS margin m (0.3) and scale s (10 = 1/T).
+    /// AMS margin m (LaBSE and lealla.txt: 0.3).
     pub margin: f64,
+    /// AMS similarity scale s: the logits are s (φ - m) and s φ. The default, 10 (= 1/T
+    /// at T = 0.1), is EMS's variant (ems.txt §V, LaBSE-EMS-vanilla); lealla.txt Eq. 2 has
+    /// no scale, i.e. 1.0 ([`crate::losses::additive_margin::LEALLA_SCALE`]).
     pub scale: f64,
     pub triplet_distance: TripletDistance,
     pub triplet_margin: Option<f64>,
+    /// Temperature τ of `contrastive = "simcse"` (Gao et al. 2021: 0.05).
+    pub simcse_temperature: f64,
     pub ems: EmsContrastiveConfig,
     /// Cross-lingual token-level reconstruction on/off.
     pub xtr: bool,
@@ -219,7 +230,9 @@ pub enum TeacherSide {
     /// teacher (Reimers & Gurevych 2020).
     Target,
     Source,
-    /// Both sides: a multilingual teacher (LEALLA's LaBSE, Average labels).
+    /// Both sides: a multilingual teacher (LEALLA's LaBSE, Average labels). MSE then
+    /// takes each student side to the teacher's vector of the same side
+    /// (multistage-distillation.txt Eq. 4), not both sides to one.
     Both,
 }
 
@@ -232,7 +245,9 @@ pub struct DistillationConfig {
     pub teacher: PathBuf,
     #[serde(default = "DistillationConfig::default_side")]
     pub teacher_side: TeacherSide,
-    /// MSE distillation (Reimers & Gurevych 2020): ‖t - f(x)‖² + ‖t - f(y)‖².
+    /// MSE distillation (Reimers & Gurevych 2020): ‖t - f(x)‖² + ‖t - f(y)‖², t the
+    /// teacher's vector of the side it embeds; with `teacher_side = "both"`,
+    /// ‖t(x) - f(x)‖² + ‖t(y) - f(y)‖² (multistage-distillation.txt Eq. 4).
     #[serde(default = "DistillationConfig::one")]
     pub mse: f64,
     /// LEALLA feature distillation weight β (lealla.txt: 1e3 small/base, 1e4 large).
@@ -335,6 +350,7 @@ impl Default for ObjectiveConfig {
             scale: crate::losses::additive_margin::DEFAULT_SCALE,
             triplet_distance: TripletDistance::Cosine,
             triplet_margin: None,
+            simcse_temperature: crate::losses::simcse::DEFAULT_TEMPERATURE,
             ems: EmsContrastiveConfig::default(),
             xtr: true,
             xtr_head: XtrConfig::default(),
@@ -491,6 +507,21 @@ impl TrainConfig {
             return bad(
                 "objective: no loss enabled (contrastive = \"none\" and xtr = false)".into(),
             );
+        }
+        let o = &self.objective;
+        if o.contrastive == ContrastiveKind::Ams && !(o.scale.is_finite() && o.scale > 0.0) {
+            return bad(format!(
+                "objective.scale {} must be a positive number (AMS's similarity scale; lealla.txt Eq. 2: 1.0)",
+                o.scale
+            ));
+        }
+        if o.contrastive == ContrastiveKind::Simcse
+            && !(o.simcse_temperature.is_finite() && o.simcse_temperature > 0.0)
+        {
+            return bad(format!(
+                "objective.simcse_temperature {} must be a positive number (SimCSE: 0.05)",
+                o.simcse_temperature
+            ));
         }
         if self.optimizer.lr <= 0.0 || !self.optimizer.lr.is_finite() {
             return bad(format!(

@@ -84,7 +84,9 @@ fn embed_side(
 }
 
 /// Forward + backward for one (micro-)batch; gradients accumulate into the encoder's
-/// and the objective's parameters. Returns the (unscaled) loss.
+/// and the objective's parameters. Returns the (unscaled) loss. An objective that
+/// [needs a second view](Objective::needs_second_view) (SimCSE) gets both sides embedded
+/// twice, the second time under other dropout masks.
 pub fn forward_backward(
     encoder: &SentenceEncoder,
     objective: &Objective,
@@ -104,34 +106,46 @@ pub fn forward_backward(
     };
     let plan_x = chunks(x_items, size);
     let plan_y = chunks(y_items, size);
+    // (seed tag, sentences, chunk plan) of each embedded side: x, y, then for SimCSE x
+    // and y again (other tags, so other dropout masks).
+    let mut sides: Vec<(u64, &[&TokenIds], &[Vec<usize>])> =
+        vec![(0, x_items, &plan_x), (1, y_items, &plan_y)];
+    if objective.needs_second_view() {
+        sides.extend([(2, x_items, &plan_x[..]), (3, y_items, &plan_y[..])]);
+    }
+    let embed_all = || -> Vec<Tensor> {
+        sides
+            .iter()
+            .map(|&(tag, items, plan)| embed_side(encoder, items, plan, tag, options))
+            .collect()
+    };
+    let loss = |v: &[Tensor]| {
+        let again = (v.len() == 4).then(|| (&v[2], &v[3]));
+        objective.loss_with_second_view(&v[0], &v[1], again, ctx)
+    };
     if direct {
-        let x = embed_side(encoder, x_items, &plan_x, 0, options);
-        let y = embed_side(encoder, y_items, &plan_y, 1, options);
-        let out = objective.loss(&x, &y, ctx);
+        let out = loss(&embed_all());
         (&out.total * options.loss_scale).backward();
         return out;
     }
     // Pass 1: vectors without a graph.
-    let (x, y) = tch::no_grad(|| {
-        (
-            embed_side(encoder, x_items, &plan_x, 0, options),
-            embed_side(encoder, y_items, &plan_y, 1, options),
-        )
-    });
+    let vectors = tch::no_grad(embed_all);
     // Pass 2: loss on leaf copies -> dL/dx, dL/dy (and the heads' gradients).
-    let x = x.detach().set_requires_grad(true);
-    let y = y.detach().set_requires_grad(true);
-    let out = objective.loss(&x, &y, ctx);
+    let leaves: Vec<Tensor> = vectors
+        .iter()
+        .map(|v| v.detach().set_requires_grad(true))
+        .collect();
+    let out = loss(&leaves);
     (&out.total * options.loss_scale).backward();
-    let (gx, gy) = (x.grad(), y.grad());
     // Pass 3: re-embed chunk by chunk with a graph, back-propagate <x_i, dL/dx_i>.
-    for (side, items, plan, grad) in [(0u64, x_items, &plan_x, &gx), (1, y_items, &plan_y, &gy)] {
+    for (&(tag, items, plan), leaf) in sides.iter().zip(&leaves) {
+        let grad = leaf.grad();
         for (c, rows) in plan.iter().enumerate() {
             let e = embed_chunk(
                 encoder,
                 items,
                 rows,
-                mix_seed(&[options.seed, side, c as u64]),
+                mix_seed(&[options.seed, tag, c as u64]),
                 options.train,
             );
             let idx: Vec<i64> = rows.iter().map(|&i| i as i64).collect();

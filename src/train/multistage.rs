@@ -521,4 +521,49 @@ mod tests {
         assert!(sums(Stage::Contrastive));
         assert!(!sums(Stage::Assistant) && !sums(Stage::Student));
     }
+
+    /// Stage 3 is Eq. 4, (1/|N|) Σ_i [(h_A^si - h_S^si)² + (h_S^ti - h_A^ti)²]: the student's
+    /// source vector regresses onto the assistant's source vector and its target vector
+    /// onto the assistant's target vector (element means, as stages 1 and 3 use).
+    #[test]
+    fn stage_3_regresses_each_student_side_onto_the_assistants_same_side() {
+        use crate::train::objective::{BatchContext, Objective};
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let config = MultistageConfig::from_file(&root.join("configs/multistage/small.toml"))
+            .expect("the shipped multistage recipe parses");
+        let recipe = stage_recipe(&config, Path::new("runs/unused"), Stage::Student, None);
+        let distillation = recipe.objective.distillation.as_ref().unwrap();
+        // The trainer caches the assistant's vectors of both sides for this recipe.
+        assert_eq!(distillation.teacher_side, TeacherSide::Both);
+        let (n, d) = (5i64, 4i64);
+        let opts = (Kind::Double, Device::Cpu);
+        tch::manual_seed(3);
+        let randn = || Tensor::randn([n, d], opts);
+        let (a_s, a_t, s_s, s_t) = (randn(), randn(), randn(), randn());
+        let objective = Objective::new(
+            &recipe.objective,
+            d as usize,
+            1,
+            10,
+            Some(d as usize),
+            Device::Cpu,
+        )
+        .unwrap();
+        let langs = vec![0i64; n as usize];
+        let ctx = BatchContext::new(&langs, &langs, Device::Cpu)
+            .with_teacher(Some(a_s.shallow_clone()), Some(a_t.shallow_clone()));
+        let out = objective.loss(&s_s, &s_t, &ctx);
+        let mut eq4 = 0.0;
+        for i in 0..n {
+            for j in 0..d {
+                eq4 += (a_s.double_value(&[i, j]) - s_s.double_value(&[i, j])).powi(2)
+                    + (s_t.double_value(&[i, j]) - a_t.double_value(&[i, j])).powi(2);
+            }
+        }
+        eq4 /= (n * d) as f64;
+        assert_eq!(out.parts.len(), 1, "{:?}", out.parts);
+        let (name, got) = out.parts[0];
+        assert_eq!(name, "mse");
+        assert!((got - eq4).abs() < 1e-9, "stage 3 loss {got}, Eq. 4 {eq4}");
+    }
 }
