@@ -83,6 +83,9 @@ fn embed_side(
     sorted.zeros_like().index_copy(0, &index, &sorted)
 }
 
+/// One embedded side of a pass: its seed tag, sentences and chunk plan.
+type Side<'a> = (u64, &'a [&'a TokenIds], &'a [Vec<usize>]);
+
 /// Forward + backward for one (micro-)batch; gradients accumulate into the encoder's
 /// and the objective's parameters. Returns the (unscaled) loss. An objective that
 /// [needs a second view](Objective::needs_second_view) (SimCSE) gets both sides embedded
@@ -106,10 +109,9 @@ pub fn forward_backward(
     };
     let plan_x = chunks(x_items, size);
     let plan_y = chunks(y_items, size);
-    // (seed tag, sentences, chunk plan) of each embedded side: x, y, then for SimCSE x
-    // and y again (other tags, so other dropout masks).
-    let mut sides: Vec<(u64, &[&TokenIds], &[Vec<usize>])> =
-        vec![(0, x_items, &plan_x), (1, y_items, &plan_y)];
+    // The embedded sides: x, y, then for SimCSE x and y again (other tags, so other
+    // dropout masks).
+    let mut sides: Vec<Side> = vec![(0, x_items, &plan_x), (1, y_items, &plan_y)];
     if objective.needs_second_view() {
         sides.extend([(2, x_items, &plan_x[..]), (3, y_items, &plan_y[..])]);
     }
