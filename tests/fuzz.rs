@@ -1,8 +1,8 @@
 //! Property-based fuzzing (proptest) of every reader of input lase did not write: the
-//! `.npy` reader, the corpus readers (TSV, Moses pair, N-way folder), the recipe parser
-//! and the HTTP request decoding. Each target runs a fixed number of cases from a fixed
-//! seed, so CI runs the same inputs every time in a bounded time; a longer or different
-//! run: `PROPTEST_CASES=20000 PROPTEST_RNG_SEED=7 cargo test --release --test fuzz`.
+//! `.npy` reader, the corpus readers (TSV, Moses pair, N-way folder), the recipe parser,
+//! the tokenizer wrapper and the HTTP request decoding. Each target runs a fixed number
+//! of cases from a fixed seed, so CI runs the same inputs every time in a bounded time;
+//! a longer or different run: `PROPTEST_CASES=20000 PROPTEST_RNG_SEED=7 cargo test --release --test fuzz`.
 //! Each target prints how many inputs it ran (`-- --nocapture`).
 //!
 //! The properties: no input panics; a refused file is an error naming the file (and the
@@ -1180,6 +1180,113 @@ fn http_bodies_of_any_bytes_never_get_a_5xx() {
     fuzz("http_bytes", 1000, cases, |(path, body)| {
         let (status, reply) = post(path, &body);
         check_reply(path, status, &reply)
+    });
+}
+
+// ---------------------------------------------------------------------------------
+// Tokenizer wrapper
+
+/// A BERT-style tokenizer built here (all-MiniLM-L6-v2's pipeline: BERT normaliser that
+/// cleans control characters, splits CJK and lowercases; BERT pre-tokenizer; WordPiece
+/// with `##` pieces; [CLS] ... [SEP]) over a small vocabulary, so that any text meets
+/// every stage without a downloaded model.
+fn wordpiece_tokenizer(max_length: usize) -> lase::tokenizer::SentenceTokenizer {
+    use tokenizers::models::wordpiece::WordPiece;
+    use tokenizers::normalizers::bert::BertNormalizer;
+    use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
+    use tokenizers::processors::template::TemplateProcessing;
+    use tokenizers::{AddedToken, Tokenizer};
+    let specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
+    let letters = ('a'..='z')
+        .chain('0'..='9')
+        .chain("äöüßéçñ你好世界".chars());
+    let mut pieces: Vec<String> = specials.iter().map(|s| s.to_string()).collect();
+    for c in letters {
+        pieces.push(c.to_string());
+        pieces.push(format!("##{c}"));
+    }
+    pieces.extend(common::TINY_WORDS.iter().map(|w| w.to_string()));
+    pieces.extend([".", ",", "!", "?", "'", "-"].map(String::from));
+    let mut seen = std::collections::HashSet::new();
+    pieces.retain(|p| seen.insert(p.clone()));
+    // WordPiece reads its vocabulary from a file (one piece per line, id = line).
+    let dir = tempfile::tempdir().unwrap();
+    let vocab = dir.path().join("vocab.txt");
+    std::fs::write(&vocab, pieces.join("\n")).unwrap();
+    let model = WordPiece::from_file(vocab.to_str().unwrap())
+        .unk_token("[UNK]".into())
+        .build()
+        .unwrap();
+    let mut tok = Tokenizer::new(model);
+    tok.with_normalizer(Some(BertNormalizer::new(true, true, None, true)))
+        .unwrap();
+    tok.with_pre_tokenizer(Some(BertPreTokenizer));
+    tok.with_post_processor(Some(
+        TemplateProcessing::builder()
+            .try_single("[CLS] $A [SEP]")
+            .unwrap()
+            .special_tokens(vec![("[CLS]", 2), ("[SEP]", 3)])
+            .build()
+            .unwrap(),
+    ));
+    let _added = tok.add_special_tokens(specials.map(|s| AddedToken::from(s, true)));
+    lase::tokenizer::SentenceTokenizer::new(tok, max_length, 0, false).unwrap()
+}
+
+/// Any text: arbitrary characters (control, NUL, combining, CJK, emoji), words, special
+/// token names inside text, runs of whitespace, and long text.
+fn any_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => vec(any::<char>(), 0..40).prop_map(|c| c.into_iter().collect::<String>()),
+        3 => "\\PC{0,60}",
+        2 => vec(prop::sample::select(common::TINY_WORDS), 0..50).prop_map(|w| w.join(" ")),
+        1 => "([a-z]{1,5}|\\[CLS\\]|\\[SEP\\]|\\[PAD\\]|[ \t\r\n\u{3000}\u{200b}]{1,3}){0,30}",
+        1 => (1usize..4000).prop_map(|n| "ab ".repeat(n)),
+        1 => (1usize..4000).prop_map(|n| "x".repeat(n)),
+    ]
+}
+
+#[test]
+fn tokenizer_wrapper_on_any_text() {
+    const MAX: usize = 32;
+    let tokenizer = wordpiece_tokenizer(MAX);
+    let whole = wordpiece_tokenizer(1 << 20);
+    let vocab = tokenizer.vocab_size() as i64;
+    fuzz("tokenizer", 1500, vec(any_text(), 1..4), |texts| {
+        // Batch encoding (parallel) and one at a time agree.
+        let batch = tokenizer
+            .encode_reporting_truncation(&texts)
+            .map_err(|e| TestCaseError::fail(format!("refused: {e}")))?;
+        let mut truncated = 0;
+        for (text, (ids, cut)) in texts.iter().zip(&batch) {
+            let alone = tokenizer.encode_reporting_truncation(&[text]).unwrap();
+            prop_assert_eq!(&alone[0].0, ids);
+            prop_assert!(ids.len() <= MAX && ids.len() >= 2, "{} ids", ids.len());
+            prop_assert_eq!(ids.ids[0], 2);
+            prop_assert_eq!(*ids.ids.last().unwrap(), 3);
+            prop_assert_eq!(ids.type_ids.len(), ids.len());
+            prop_assert!(
+                ids.ids.iter().all(|&i| (0..vocab).contains(&i)),
+                "{:?}",
+                ids.ids
+            );
+            // Truncated exactly when the whole text needs more than MAX ids, and then
+            // to its first MAX - 1 ids and [SEP].
+            let full = &whole.encode(&[text]).unwrap()[0];
+            prop_assert_eq!(*cut, full.len() > MAX);
+            if *cut {
+                truncated += 1;
+                prop_assert_eq!(&ids.ids[..MAX - 1], &full.ids[..MAX - 1]);
+            } else {
+                prop_assert_eq!(ids, full);
+            }
+        }
+        Ok(if truncated > 0 {
+            "some truncated"
+        } else {
+            "none truncated"
+        }
+        .into())
     });
 }
 
