@@ -247,6 +247,19 @@ const PASS_EN: [&str; 6] = [
 
 /// Gradient caching in chunks of 2 and 4 gives the loss and gradients of the direct pass
 /// for the recipe objective `objective` (dropout off, so that every pass draws the same).
+/// The recipe's objective for a 16-d tiny encoder and 2 languages, no teacher.
+fn tiny_objective(config: &TrainConfig, encoder: &SentenceEncoder) -> Objective {
+    Objective::new(
+        &config.objective,
+        16,
+        2,
+        encoder.tokenizer().vocab_size(),
+        None,
+        Device::Cpu,
+    )
+    .unwrap()
+}
+
 fn grad_cache_matches_the_direct_pass(objective: &str) {
     let dir = tempfile::tempdir().unwrap();
     let tok = tiny_tokenizer_file(dir.path());
@@ -256,15 +269,7 @@ fn grad_cache_matches_the_direct_pass(objective: &str) {
     c.hidden_dropout_prob = 0.0;
     c.attention_probs_dropout_prob = 0.0;
     let encoder = common::tiny_encoder(c, common::mean_head(16, false), 3);
-    let objective = Objective::new(
-        &config.objective,
-        16,
-        2,
-        encoder.tokenizer().vocab_size(),
-        None,
-        Device::Cpu,
-    )
-    .unwrap();
+    let objective = tiny_objective(&config, &encoder);
     let tx = encoder.tokenize(&PASS_DE).unwrap();
     let ty = encoder.tokenize(&PASS_EN).unwrap();
     let xs: Vec<_> = tx.iter().collect();
@@ -356,15 +361,7 @@ fn simcse_compares_two_dropout_views_of_each_sentence() {
     let c = common::tiny_config();
     assert!(c.hidden_dropout_prob > 0.0);
     let encoder = common::tiny_encoder(c, common::mean_head(16, false), 3);
-    let objective = Objective::new(
-        &config.objective,
-        16,
-        2,
-        encoder.tokenizer().vocab_size(),
-        None,
-        Device::Cpu,
-    )
-    .unwrap();
+    let objective = tiny_objective(&config, &encoder);
     let tx = encoder.tokenize(&PASS_DE).unwrap();
     let ty = encoder.tokenize(&PASS_EN).unwrap();
     let xs: Vec<_> = tx.iter().collect();

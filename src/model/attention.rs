@@ -5,7 +5,7 @@
 use tch::{Kind, Tensor, nn};
 
 use super::config::EncoderConfig;
-use super::layers::{apply_linear, layer_norm, linear};
+use super::layers::{add_and_norm, apply_linear, layer_norm, linear};
 
 #[derive(Debug)]
 pub struct SelfAttention {
@@ -70,8 +70,13 @@ impl SelfAttention {
             false,
         );
         let context = context.transpose(1, 2).reshape([b, s, h]);
-        let out =
-            apply_linear(&self.output, &context, autocast).dropout(self.hidden_dropout, train);
-        (out.to_kind(hidden.kind()) + hidden).apply(&self.layer_norm)
+        add_and_norm(
+            &self.output,
+            &self.layer_norm,
+            &context,
+            hidden,
+            (self.hidden_dropout, train),
+            autocast,
+        )
     }
 }

@@ -5,7 +5,7 @@ use tch::{Kind, Tensor, nn};
 
 use super::attention::SelfAttention;
 use super::config::{Activation, EncoderConfig};
-use super::layers::{apply_linear, layer_norm, linear};
+use super::layers::{add_and_norm, apply_linear, layer_norm, linear};
 
 #[derive(Debug)]
 pub struct TransformerLayer {
@@ -46,7 +46,13 @@ impl TransformerLayer {
         let ff = self
             .activation
             .apply(&apply_linear(&self.intermediate, &attended, autocast));
-        let out = apply_linear(&self.output, &ff, autocast).dropout(self.hidden_dropout, train);
-        (out.to_kind(attended.kind()) + attended).apply(&self.layer_norm)
+        add_and_norm(
+            &self.output,
+            &self.layer_norm,
+            &ff,
+            &attended,
+            (self.hidden_dropout, train),
+            autocast,
+        )
     }
 }

@@ -74,3 +74,17 @@ pub fn apply_linear(l: &nn::Linear, x: &Tensor, autocast: Option<Kind>) -> Tenso
         ),
     }
 }
+
+/// BERT's output block (HF `BertSelfOutput` / `BertOutput`): `LayerNorm(dropout(x W^T + b)
+/// + residual)`, the product in `autocast`'s kind, the sum and the norm in the residual's.
+pub fn add_and_norm(
+    dense: &nn::Linear,
+    layer_norm: &nn::LayerNorm,
+    x: &Tensor,
+    residual: &Tensor,
+    (dropout, train): (f64, bool),
+    autocast: Option<Kind>,
+) -> Tensor {
+    let out = apply_linear(dense, x, autocast).dropout(dropout, train);
+    (out.to_kind(residual.kind()) + residual).apply(layer_norm)
+}
