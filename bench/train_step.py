@@ -3,8 +3,9 @@
 The model is EMS-small's shape (4 layers x 256, 4 heads, FFN 1024, dropout 0.1, mean
 pooling) over all-MiniLM-L6-v2's WordPiece vocabulary (30,522); the batch is 128 real
 translation pairs from ../shared/data (tokenised once here, both engines get the same
-ids). One step = embed both sides in length-sorted chunks of 32 (what `lase train` does
-in a direct pass; PyTorch gets the same chunking so the work is equal), bidirectional
+ids). One step = embed both sides in length-sorted chunks of 32 (--chunk; what `lase train`
+does in a direct pass, schedule.padding_chunk; PyTorch gets the same chunking so the work
+is equal), bidirectional
 InfoNCE (T 0.1) on cosine similarities, backward, clip the global gradient norm to 1,
 AdamW (lr 3e-4, weight decay 1e-5, none on biases/LayerNorm).
 
@@ -142,8 +143,9 @@ def torch_step_times(batch, threads, device="cpu", precision="f32"):
         order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
         out = [None] * len(rows)
         parts, index = [], []
-        for c in range(0, len(order), CHUNK):
-            idx = order[c : c + CHUNK]
+        chunk = batch["chunk"]
+        for c in range(0, len(order), chunk):
+            idx = order[c : c + chunk]
             width = max(len(rows[i]) for i in idx)
             ids = torch.zeros(len(idx), width, dtype=torch.long)
             mask = torch.zeros(len(idx), width, dtype=torch.long)
@@ -205,6 +207,7 @@ def main():
     ap.add_argument("--pairs", type=int, default=128)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--chunk", type=int, default=CHUNK, help="sentences per length-sorted forward (both engines)")
     ap.add_argument("--device", default="cpu", help="cpu or cuda (cuda:N)")
     ap.add_argument("--precision", default="f32", choices=["f32", "bf16"])
     ap.add_argument("--engines", default="lase,torch", help="lase,torch (default), lase or torch")
@@ -238,11 +241,11 @@ def main():
         env["LD_LIBRARY_PATH"] = f"{libtorch}:{env.get('LD_LIBRARY_PATH', '')}"
     x = tokenize([a for a, _ in pairs], args.tokenizer, args.lase_bin, env)
     y = tokenize([b for _, b in pairs], args.tokenizer, args.lase_bin, env)
-    batch = dict(SHAPE, warmup_steps=args.warmup, timed_steps=args.steps, temperature=0.1, lr=3e-4, x=x, y=y)
+    batch = dict(SHAPE, chunk=args.chunk, warmup_steps=args.warmup, timed_steps=args.steps, temperature=0.1, lr=3e-4, x=x, y=y)
     tokens = sum(map(len, x)) + sum(map(len, y))
     print(
         f"batch: {len(pairs)} pairs, {tokens} tokens, longest {max(map(len, x + y))}; threads {args.threads}; "
-        f"device {args.device}, precision {args.precision}",
+        f"device {args.device}, precision {args.precision}, chunk {args.chunk}",
         flush=True,
     )
 

@@ -35,12 +35,19 @@ struct Batch {
     heads: usize,
     ffn: usize,
     max_tokens: usize,
+    /// Sentences per length-sorted forward (schedule.padding_chunk in `lase train`).
+    #[serde(default = "default_chunk")]
+    chunk: usize,
     warmup_steps: usize,
     timed_steps: usize,
     temperature: f64,
     lr: f64,
     x: Vec<Vec<i64>>,
     y: Vec<Vec<i64>>,
+}
+
+fn default_chunk() -> usize {
+    lase::train::grad_cache::DIRECT_PADDING_CHUNK
 }
 
 fn peak_rss_mib() -> f64 {
@@ -157,6 +164,7 @@ fn main() -> anyhow::Result<()> {
             seed: step as u64,
             loss_scale: 1.0,
             train: true,
+            padding_chunk: batch.chunk,
         };
         let out = forward_backward(&encoder, &objective, &xs, &ys, &ctx, &pass);
         let grad_norm = optimizer.grad_norm();

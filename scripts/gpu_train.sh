@@ -31,7 +31,9 @@
 #         training step, lase vs PyTorch on the same GPU, same model and batch
 #         (bench/train_step.py --device cuda), in f32 and in bf16 (PyTorch: torch.autocast;
 #         lase: --precision bf16), raw results in $OUT/train-step-{f32,bf16}.json.
-#         LASE_GPU_BENCH_PRECISIONS (default "f32 bf16"), LASE_GPU_BENCH_TRAIN_ARGS
+#         LASE_GPU_BENCH_PRECISIONS (default "f32 bf16"), LASE_GPU_BENCH_CHUNKS (default
+#         "32": sentences per length-sorted forward, --chunk; others add
+#         train-step-PRECISION-chunkN.json), LASE_GPU_BENCH_TRAIN_ARGS
 #         (default "--steps 30 --warmup 5": more bench/train_step.py arguments).
 #       Default: both parts, embed first; together at most 550 s, so that stage + device-bench
 #       fit one 600 s call (the parts' lines reach $OUT as they are printed).
@@ -39,7 +41,7 @@
 #       On the device, in the call that carries the last part: unpacks the bundle, runs
 #       `lase distill|train --device cuda --precision bf16` (LASE_GPU_PRECISION: f32;
 #       f32 is the default on a CPU) for at most SECONDS (checkpointed; resumes the
-#       bundled checkpoint), then cuts the checkpoint (weights, step, sampler position;
+#       bundled checkpoint; LASE_GPU_SETS="KEY=VALUE ..." adds --set options), then cuts the checkpoint (weights, step, sampler position;
 #       not the AdamW moments, twice the weights' size) into <= 15 MiB pieces and puts
 #       the first 4 of them and run.log in $OUT.
 #   scripts/gpu_train.sh fetch NAME
@@ -257,14 +259,19 @@ bench_train_step() { # NAME: one training step, lase vs PyTorch (bench/train_ste
   lib=$(torch_lib) || return 1
   local extra
   read -r -a extra <<<"${LASE_GPU_BENCH_TRAIN_ARGS:---steps 30 --warmup 5}"
-  for precision in ${LASE_GPU_BENCH_PRECISIONS:-f32 bf16}; do
-    echo "== train step: bench/train_step.py, $device, $precision" >>"$out/bench.txt"
-    PYTHONUNBUFFERED=1 timeout "${LASE_GPU_BENCH_TRAIN_SECONDS:-110}" python3 "$b/bench/train_step.py" --device "$device" \
-      --precision "$precision" --threads "$(nproc)" --lase-bin "$b/train_step" --libtorch "$lib" \
-      --tokenizer "$b/bench/tokenizer.json" --pairs-file "$b/bench/train-step-pairs.tsv" \
-      --json-out "$out/train-step-$precision.json" "${extra[@]}" 2>&1 | tee -a "$out/bench.txt"
-    code=${PIPESTATUS[0]}
-    ((code == 0)) || { echo "== train step $precision failed (exit $code)" >>"$out/bench.txt"; status=1; }
+  local chunk suffix
+  for chunk in ${LASE_GPU_BENCH_CHUNKS:-32}; do
+    for precision in ${LASE_GPU_BENCH_PRECISIONS:-f32 bf16}; do
+      suffix=$precision
+      [[ $chunk == 32 ]] || suffix=$precision-chunk$chunk
+      echo "== train step: bench/train_step.py, $device, $precision, chunk $chunk" >>"$out/bench.txt"
+      PYTHONUNBUFFERED=1 timeout "${LASE_GPU_BENCH_TRAIN_SECONDS:-110}" python3 "$b/bench/train_step.py" --device "$device" \
+        --precision "$precision" --chunk "$chunk" --threads "$(nproc)" --lase-bin "$b/train_step" --libtorch "$lib" \
+        --tokenizer "$b/bench/tokenizer.json" --pairs-file "$b/bench/train-step-pairs.tsv" \
+        --json-out "$out/train-step-$suffix.json" "${extra[@]}" 2>&1 | tee -a "$out/bench.txt"
+      code=${PIPESTATUS[0]}
+      ((code == 0)) || { echo "== train step $precision chunk $chunk failed (exit $code)" >>"$out/bench.txt"; status=1; }
+    done
   done
   return $status
 }
@@ -302,6 +309,10 @@ device_run() {
   precision=${LASE_GPU_PRECISION:-$([[ $device == cuda* ]] && echo bf16 || echo f32)}
   recipe=$(cat "$dir/bundle/recipe-path")
   mapfile -t sets <"$dir/bundle/args"
+  # LASE_GPU_SETS="KEY=VALUE ..." adds --set options at the device (a schedule.steps chosen
+  # from device-bench's step time, say); a resumed run needs the same ones again.
+  local kv
+  for kv in ${LASE_GPU_SETS:-}; do sets+=(--set "$kv"); done
   lib=$(torch_lib)
   local command=distill
   grep -q '^\[objective.distillation\]' "$dir/bundle/tree/repo/$recipe" || command=train
@@ -410,5 +421,5 @@ case ${1:-} in
   fetch) shift; (($# == 1)) || die "usage: fetch NAME"; fetch "$@" ;;
   device-bench) shift; (($# >= 1)) || die "usage: device-bench NAME [embed|train-step ...]"; device_bench "$@" ;;
   unpack) shift; (($# >= 2)) || die "usage: unpack NAME DIR [DIR ...]"; unpack "$@" ;;
-  *) sed -n '2,62p' "$0"; exit 2 ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 2 ;;
 esac

@@ -409,6 +409,11 @@ pub struct ScheduleConfig {
     /// Gradient caching: encode in chunks of this many sentences (0 = off), so a batch
     /// of thousands of pairs fits in memory with all of them as in-batch negatives.
     pub grad_cache_chunk: usize,
+    /// Without gradient caching: each side is still embedded in length-sorted chunks of
+    /// this many sentences, so each forward pads only to its own longest sentence (32
+    /// suits a CPU; a GPU runs larger chunks faster, each forward being a fixed number of
+    /// kernel launches). Changes the arithmetic's grouping, not the loss.
+    pub padding_chunk: usize,
 }
 
 impl Default for ScheduleConfig {
@@ -420,6 +425,7 @@ impl Default for ScheduleConfig {
             batch_pairs: 152,
             accumulation_steps: 1,
             grad_cache_chunk: 0,
+            padding_chunk: crate::train::grad_cache::DIRECT_PADDING_CHUNK,
         }
     }
 }

@@ -30,6 +30,10 @@ pub struct PassOptions {
     pub loss_scale: f64,
     /// Dropout on (training) or off.
     pub train: bool,
+    /// Sentences per length-sorted forward in a direct pass (`chunk` 0): on a CPU 32
+    /// ([`DIRECT_PADDING_CHUNK`]) removes most padding; on a GPU, where each forward is a
+    /// fixed cost of kernel launches, larger chunks run faster.
+    pub padding_chunk: usize,
 }
 
 /// Sentences per forward pass in a direct (uncached) pass: small enough that sorting by
@@ -103,7 +107,7 @@ pub fn forward_backward(
     // only to its own longest sentence; there every chunk keeps its graph.
     let direct = options.chunk == 0 || options.chunk >= n;
     let size = if direct {
-        DIRECT_PADDING_CHUNK
+        options.padding_chunk.max(1)
     } else {
         options.chunk
     };

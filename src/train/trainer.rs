@@ -302,6 +302,7 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
                 seed: mix_seed(&[config.run.seed, state.step, micro as u64]),
                 loss_scale: 1.0 / s.accumulation_steps as f64,
                 train: true,
+                padding_chunk: s.padding_chunk,
             };
             let out_loss = forward_backward(&encoder, &objective, &xs, &ys, &ctx, &pass);
             let value = out_loss.total.double_value(&[]);
