@@ -44,8 +44,9 @@ import json, sys, time, numpy as np, torch
 from sentence_transformers import SentenceTransformer
 torch.set_num_threads(int(sys.argv[4]))
 model = SentenceTransformer(sys.argv[1], device=sys.argv[6])
-if sys.argv[7] == "bf16":
-    model = model.to(torch.bfloat16)
+# The model's own weights may be stored in float16 (lase export --dtype f16): run the
+# precision asked for, not the file's.
+model = model.to(torch.bfloat16 if sys.argv[7] == "bf16" else torch.float32)
 sents = open(sys.argv[2], encoding="utf-8").read().split("\n")[:-1]
 model.encode(sents[:64], batch_size=int(sys.argv[3]))  # warm-up
 t = time.perf_counter()

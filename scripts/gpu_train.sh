@@ -62,6 +62,7 @@
 # machine's python3) let the same commands run on a CPU machine: tests/gpu_bundle.rs runs
 # pack, stage, device-run, fetch and unpack here for a few steps and loads the result,
 # and runs device-bench's train-step part (lase's side) from the bundle.
+# The device machine has gzip but no zstd: parts and pieces are gzip streams.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -184,7 +185,7 @@ pack() {
     done
     log "resuming runs/$name/checkpoint (step $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step"])' "runs/$name/checkpoint/state.json"))"
   fi
-  tar -C "$bundle" -cf - . | zstd -q -T0 -10 | split -b "${part_mb}M" -d -a 2 - "$root/parts/part-"
+  tar -C "$bundle" -cf - . | gzip -6 | split -b "${part_mb}M" -d -a 2 - "$root/parts/part-"
   (cd "$root/parts" && sha256sum part-* >../manifest.sha256)
   cp "$root/manifest.sha256" "$root/parts/"
   rm -rf "$bundle"
@@ -231,7 +232,7 @@ unpack_bundle() { # NAME: the staged parts, checked, unpacked once into $STAGE/N
   rm -rf "$dir/bundle"
   mkdir -p "$dir/bundle"
   # Only the manifest's parts, in order (a machine may hold parts of an older pack).
-  awk '{print $2}' "$dir/manifest.sha256" | sed "s|^|$dir/parts/|" | xargs cat | zstd -q -d | tar -C "$dir/bundle" -xf -
+  awk '{print $2}' "$dir/manifest.sha256" | sed "s|^|$dir/parts/|" | xargs cat | gzip -dc | tar -C "$dir/bundle" -xf -
 }
 
 # device-bench's parts. Each returns non-zero on failure; device_bench goes on with the next.
@@ -334,7 +335,7 @@ device_run() {
   rm -f "$ship/checkpoint/optimizer.safetensors"
   touch "$ship/checkpoint/TRANSFERRED"
   for f in config.toml metrics.jsonl; do [[ -f $run/$f ]] && cp "$run/$f" "$ship/"; done
-  tar -C "$dir/ship" -cf - "$name" | zstd -q -T0 -3 | split -b "${PIECE_MB}M" -d -a 2 - "$dir/return/piece-"
+  tar -C "$dir/ship" -cf - "$name" | gzip -1 | split -b "${PIECE_MB}M" -d -a 2 - "$dir/return/piece-"
   (cd "$dir/return" && sha256sum piece-* >pieces.sha256)
   local pieces=("$dir"/return/piece-*) i=0
   cp "$dir/return/pieces.sha256" "$dir/run.log" "$out/"
@@ -367,7 +368,7 @@ unpack() {
   [[ -f $work/pieces.sha256 ]] || die "no pieces.sha256 among $*"
   (cd "$work" && sha256sum --quiet -c pieces.sha256) || die "pieces missing or damaged (fetch them all)"
   mkdir -p "$work/x"
-  cat "$work"/piece-* | zstd -q -d | tar -C "$work/x" -xf -
+  cat "$work"/piece-* | gzip -dc | tar -C "$work/x" -xf -
   [[ -f $work/x/$name/checkpoint/state.json ]] || die "the pieces hold no checkpoint of $name"
   mkdir -p "runs/$name"
   rm -rf "runs/$name/checkpoint.incoming"
