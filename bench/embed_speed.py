@@ -49,11 +49,14 @@ model = SentenceTransformer(sys.argv[1], device=sys.argv[6])
 model = model.to(torch.bfloat16 if sys.argv[7] == "bf16" else torch.float32)
 sents = open(sys.argv[2], encoding="utf-8").read().split("\n")[:-1]
 model.encode(sents[:64], batch_size=int(sys.argv[3]))  # warm-up
-t = time.perf_counter()
-v = model.encode(sents, batch_size=int(sys.argv[3]), convert_to_tensor=True).float().cpu().numpy()
-dt = time.perf_counter() - t
+best = None
+for _ in range(int(sys.argv[8])):  # repeats in this process: one import and load, not one per repeat
+    t = time.perf_counter()
+    v = model.encode(sents, batch_size=int(sys.argv[3]), convert_to_tensor=True).float().cpu().numpy()
+    dt = time.perf_counter() - t
+    best = dt if best is None else min(best, dt)
 np.save(sys.argv[5], v.astype(np.float32))
-print(json.dumps({"seconds": dt, "torch": torch.__version__}))
+print(json.dumps({"seconds": best, "torch": torch.__version__}))
 """
 
 
@@ -67,19 +70,23 @@ def run_child(cmd, env=None):
     return out, err
 
 
-def peak_rss_mib(cmd, env=None):
-    pid = os.fork()
-    if pid == 0:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 2)
-        try:
-            os.execvpe(cmd[0], cmd, env or os.environ)
-        finally:
-            os._exit(127)
-    _, status, usage = os.wait4(pid, 0)
-    if status != 0:
-        sys.exit(f"{' '.join(cmd)} exited with {status}")
-    return usage.ru_maxrss / 1024
+def run_child_rss(cmd, env=None):
+    """Runs a child once: (stdout, its peak RSS in MiB, from wait4's rusage)."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as out_file, tempfile.TemporaryFile("w+", encoding="utf-8") as err_file:
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(out_file.fileno(), 1)
+            os.dup2(err_file.fileno(), 2)
+            try:
+                os.execvpe(cmd[0], cmd, env or os.environ)
+            finally:
+                os._exit(127)
+        _, status, usage = os.wait4(pid, 0)
+        out_file.seek(0)
+        err_file.seek(0)
+        if status != 0:
+            sys.exit(f"{cmd[0]} failed ({status}):\n{err_file.read()}")
+        return out_file.read(), usage.ru_maxrss / 1024
 
 
 def main():
@@ -112,12 +119,12 @@ def main():
     def st(batch, precision="f32"):
         best, info = None, None
         out_npy = tmp / ("st.npy" if precision == "f32" else f"st-{precision}.npy")
-        child = [sys.executable, "-c", ST_CHILD, args.model, str(text), str(batch), str(args.threads), str(out_npy), args.device, precision]
-        for _ in range(args.repeats):
-            out, _ = run_child(child, env)
-            info = json.loads(out.strip().splitlines()[-1])
-            best = info["seconds"] if best is None else min(best, info["seconds"])
-        rss = peak_rss_mib(child, env)
+        child = [sys.executable, "-c", ST_CHILD, args.model, str(text), str(batch), str(args.threads), str(out_npy), args.device,
+                 precision, str(args.repeats)]
+        # One child times all repeats (Python + torch import once); peak RSS from that same child.
+        out, rss = run_child_rss(child, env)
+        info = json.loads(out.strip().splitlines()[-1])
+        best = info["seconds"]
         results.append({"engine": f"sentence-transformers (torch {info['torch']})", "batch": batch, "precision": precision,
                         "sent_per_s": len(sents) / best, "peak_rss_mib": rss})
         if gpu:
@@ -127,14 +134,14 @@ def main():
         cmd = [args.lase, "--device", device or args.device, "--threads", str(args.threads), "embed", "--quiet", "--model", args.model,
                "--input", str(text), "--output", str(tmp / f"lase-{precision}.npy"), "--batch-size", str(batch),
                "--precision", precision, *extra]
-        best = None
+        best, rss = None, 0.0
         for _ in range(args.repeats):
-            out, _ = run_child(cmd, env)
+            out, run_rss = run_child_rss(cmd, env)
+            rss = max(rss, run_rss)
             # "wrote N x d float32 to ... (N sentences, T tokens, S s, R sentences/s, ...)"
             secs = float(out.split(" tokens, ")[1].split(" s,")[0])
             tokens = int(out.split(" sentences, ")[1].split(" tokens")[0])
             best = secs if best is None else min(best, secs)
-        rss = peak_rss_mib(cmd, env)
         results.append({"engine": label, "batch": batch, "precision": precision,
                         "sent_per_s": len(sents) / best, "peak_rss_mib": rss, "tokens": tokens})
         if gpu:

@@ -25,7 +25,8 @@
 #       before failed (then the command fails at the end, the other numbers still there).
 #       embed (at most LASE_GPU_BENCH_EMBED_SECONDS, 330): lase CUDA vs CPU parity (f32)
 #         and encode sentences/s vs sentence-transformers on the same GPU, f32 and bf16
-#         (bench/embed_speed.py --device cuda), 4,000 English sentences of the bundle,
+#         (bench/embed_speed.py --device cuda), LASE_GPU_BENCH_SENTENCES (20,000) English
+#         sentences of the bundle (4,000 ran in under a second: too short to time),
 #         the recipe's teacher.
 #       train-step (each precision at most LASE_GPU_BENCH_TRAIN_SECONDS, 110): one
 #         training step, lase vs PyTorch on the same GPU, same model and batch
@@ -243,10 +244,10 @@ bench_embed() { # NAME: encode parity and sentences/s (bench/embed_speed.py), in
     echo "== embed: the recipe names no teacher to encode with" >>"$out/bench.txt"
     return 1
   }
-  find "$dir/bundle/tree" -name '*.eng.gz' -o -name 'eng_Latn.txt.gz' | sort | head -n 20 | xargs zcat | awk 'NF >= 3' | head -n 4000 >"$sentences"
+  find "$dir/bundle/tree" -name '*.eng.gz' -o -name 'eng_Latn.txt.gz' | sort | head -n 20 | xargs zcat | awk 'NF >= 3' | head -n "${LASE_GPU_BENCH_SENTENCES:-20000}" >"$sentences"
   echo "== embed: bench/embed_speed.py, ${LASE_GPU_DEVICE:-cuda}, $(wc -l <"$sentences") sentences" >>"$out/bench.txt"
   PYTHONUNBUFFERED=1 timeout "${LASE_GPU_BENCH_EMBED_SECONDS:-330}" python3 "$dir/bundle/bench/embed_speed.py" --device "${LASE_GPU_DEVICE:-cuda}" \
-    --lase "$dir/bundle/lase" --model "$dir/bundle/tree/repo/$teacher" --sentences "$sentences" --threads "$(nproc)" \
+    --lase "$dir/bundle/lase" --model "$dir/bundle/tree/repo/$teacher" --sentences "$sentences" --threads "$(nproc)" --n "$(wc -l <"$sentences")" \
     --repeats 3 2>&1 | tee -a "$out/bench.txt"
   return "${PIPESTATUS[0]}"
 }

@@ -1023,7 +1023,7 @@ fn embed(args: EmbedArgs, device: tch::Device) -> Result<()> {
     options.progress = !args.quiet;
     let summary = embed_file(&encoder, &args.input, &output, &options)?;
     println!(
-        "wrote {} x {} float32 to {} ({} sentences, {} tokens, {:.1} s, {:.0} sentences/s, {:?} on {:?})",
+        "wrote {} x {} float32 to {} ({} sentences, {} tokens, {:.3} s, {:.0} sentences/s, {:?} on {:?})",
         summary.rows,
         summary.dim,
         summary.output.display(),
