@@ -916,3 +916,101 @@ fn a_bf16_mixed_precision_run_learns_and_saves_float32_weights() {
         }
     }
 }
+
+/// The trainer keeps the model of the best dev P@1 beside the last one (issue 15: the
+/// soft-contrastive paper picks its checkpoint on the dev set): `best-model/dev.json`
+/// names the first step of the highest dev P@1 in metrics.jsonl, and `best-model/`
+/// holds exactly the weights a run stopped at that step ends with. A resumed run keeps
+/// it; a fresh run in the same folder starts its own.
+#[test]
+fn the_best_dev_model_is_kept_beside_the_last() {
+    let _rng = rng_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let tok = tiny_tokenizer_file(dir.path());
+    let mut config = config(
+        dir.path(),
+        Some(&tok),
+        "contrastive = \"info-nce\"\nxtr = false",
+        40,
+    );
+    config.run.eval_every = 4;
+    let out = dir.path().join("run");
+    // Killed at step 10 (best so far at 4 or 8), then resumed to the end.
+    let part = train(
+        &config,
+        &out,
+        &TrainOptions {
+            stop_after_steps: Some(10),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let early = part.best_dev.expect("two dev evaluations ran");
+    assert!(early.step <= 8, "{early:?}");
+    let summary = train(&config, &out, &TrainOptions::default()).unwrap();
+    let best = summary.best_dev.expect("dev evaluated");
+    assert_eq!(
+        summary.best_model_dir.as_deref(),
+        Some(out.join("best-model").as_path())
+    );
+    let on_disk: lase::train::trainer::BestDev =
+        serde_json::from_str(&std::fs::read_to_string(out.join("best-model/dev.json")).unwrap())
+            .unwrap();
+    assert_eq!(on_disk, best);
+    let dev: Vec<(u64, f64)> = std::fs::read_to_string(out.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            Some((v["step"].as_u64()?, v["dev_p_at_1"].as_f64()?))
+        })
+        .collect();
+    assert_eq!(dev.len(), 10, "{dev:?}");
+    eprintln!("dev P@1 by step: {dev:?}; best {best:?}");
+    // This seed's dev P@1 reaches its maximum before the last step, so "the last
+    // model" or "the last step of the maximum" would fail the checks below.
+    assert!(best.step < 40, "{dev:?}");
+    let max = dev.iter().map(|d| d.1).fold(f64::MIN, f64::max);
+    let first_max = dev.iter().find(|d| d.1 == max).unwrap();
+    assert_eq!((best.step, best.dev_p_at_1), *first_max, "{dev:?}");
+    assert!(best.dev_p_at_1 >= early.dev_p_at_1);
+    // The same recipe stopped at the best step has exactly best-model's weights.
+    let straight = dir.path().join("straight");
+    train(
+        &config,
+        &straight,
+        &TrainOptions {
+            stop_after_steps: Some(best.step),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let kept = SentenceEncoder::load(out.join("best-model"), Device::Cpu).unwrap();
+    let at_step = SentenceEncoder::load(straight.join("checkpoint/encoder"), Device::Cpu).unwrap();
+    let (a, b) = (
+        kept.var_store().variables(),
+        at_step.var_store().variables(),
+    );
+    assert_eq!(a.len(), b.len());
+    for (name, t) in &a {
+        let diff = (t - &b[name]).abs().max().double_value(&[]);
+        assert_eq!(diff, 0.0, "{name} differs by {diff}");
+    }
+    // A fresh run in a folder whose checkpoint is gone does not inherit the old best.
+    std::fs::remove_dir_all(out.join("checkpoint")).unwrap();
+    std::fs::remove_file(out.join("metrics.jsonl")).unwrap();
+    let mut one_step = config.clone();
+    one_step.run.eval_every = 0;
+    std::fs::remove_file(out.join("config.toml")).unwrap();
+    let fresh = train(
+        &one_step,
+        &out,
+        &TrainOptions {
+            stop_after_steps: Some(1),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(fresh.best_dev, None);
+    assert!(!out.join("best-model").exists());
+}

@@ -6,7 +6,10 @@
 //! - `tokenizer.json`: trained here unless the recipe names one;
 //! - `checkpoint/`: the latest checkpoint ([`super::checkpoint`]);
 //! - `metrics.jsonl`, `metrics.svg`: the log and its plot;
-//! - `model/`: the final model, a normal lase / sentence-transformers folder.
+//! - `model/`: the final model, a normal lase / sentence-transformers folder;
+//! - `best-model/`: the model at the best dev P@1 so far (the paper's checkpoint choice in
+//!   soft-contrastive.txt: early stopping on the dev set), with `dev.json` ({step,
+//!   dev_p_at_1}) inside; written atomically each time dev P@1 improves.
 //!
 //! Reproducibility: a run is deterministic for its seed, and a resumed run ends with the
 //! same weights as an uninterrupted one. libtorch's random generator (dropout) is
@@ -17,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
 
 use super::checkpoint::{self, TrainState};
@@ -85,6 +88,33 @@ pub struct TrainSummary {
     pub pairs_per_second: f64,
     pub seconds: f64,
     pub model_dir: Option<PathBuf>,
+    /// The best dev P@1 of the run so far and where its model is (`best-model/`).
+    pub best_dev: Option<BestDev>,
+    pub best_model_dir: Option<PathBuf>,
+}
+
+/// The step and score of a run's best dev P@1 (`best-model/dev.json`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BestDev {
+    pub step: u64,
+    pub dev_p_at_1: f64,
+}
+
+/// The folder of the best-dev model in a run folder.
+pub const BEST_MODEL: &str = "best-model";
+
+impl BestDev {
+    /// The best-dev record of the run in `out`, if a complete `best-model/` exists.
+    pub fn read(out: &Path) -> Result<Option<Self>> {
+        let path = out.join(BEST_MODEL).join("dev.json");
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| LaseError::io(&path, e))?;
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| LaseError::bad_line(&path, e.line(), e.to_string()))
+    }
 }
 
 /// Trains (or resumes) the recipe `config` into `out`.
@@ -237,6 +267,13 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         tracing::info!("resuming {} at step {}", out.display(), state.step);
     }
     let resumed_from = (state.step > 0).then_some(state.step);
+    // A best-dev model belongs to the run whose checkpoint is here: a fresh start drops
+    // any left from an earlier run in this folder.
+    let best_dir = out.join(BEST_MODEL);
+    if resumed_from.is_none() && best_dir.exists() {
+        std::fs::remove_dir_all(&best_dir).map_err(|e| LaseError::io(&best_dir, e))?;
+    }
+    let mut best = BestDev::read(out)?;
     let metrics = MetricsLog::open(&out.join("metrics.jsonl"), Some(state.step))?;
 
     let dev = DevSet::new(&dev_set, config.run.dev_max_pairs);
@@ -360,6 +397,14 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
                 let p1 = dev.p_at_1(&encoder)?;
                 record["dev_p_at_1"] = serde_json::json!(p1);
                 last_dev = Some(p1);
+                if best.is_none_or(|b| p1 > b.dev_p_at_1) {
+                    let now = BestDev {
+                        step: state.step,
+                        dev_p_at_1: p1,
+                    };
+                    export(&mut encoder, &best_dir, Some(&now))?;
+                    best = Some(now);
+                }
             }
             bar.set_message(format!(
                 "loss {loss_sum:.4} lr {lr:.2e} {:.0} pairs/s{}",
@@ -397,13 +442,14 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
                 last_dev,
                 started,
                 None,
-            ));
+            )
+            .with_best(best, &best_dir));
         }
     }
     bar.finish();
     plot(metrics.path(), &out.join("metrics.svg"))?;
     let model_dir = out.join("model");
-    export(&mut encoder, &model_dir)?;
+    export(&mut encoder, &model_dir, None)?;
     Ok(summary(
         &state,
         resumed_from,
@@ -412,7 +458,8 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         last_dev,
         started,
         Some(model_dir),
-    ))
+    )
+    .with_best(best, &best_dir))
 }
 
 fn summary(
@@ -434,6 +481,17 @@ fn summary(
         pairs_per_second: state.pairs_seen as f64 / state.elapsed_seconds.max(seconds).max(1e-9),
         seconds,
         model_dir,
+        best_dev: None,
+        best_model_dir: None,
+    }
+}
+
+impl TrainSummary {
+    /// The summary with the run's best-dev model, if dev P@1 was evaluated.
+    fn with_best(mut self, best: Option<BestDev>, dir: &Path) -> Self {
+        self.best_model_dir = best.map(|_| dir.to_path_buf());
+        self.best_dev = best;
+        self
     }
 }
 
@@ -547,8 +605,9 @@ pub fn trainable_parameters(
     params
 }
 
-/// Writes the final model (L2-normalised outputs) into `dir` via a temporary folder.
-fn export(encoder: &mut SentenceEncoder, dir: &Path) -> Result<()> {
+/// Writes a model (L2-normalised outputs) into `dir` via a temporary folder; with `best`,
+/// its `dev.json` goes in before the folder is swapped in.
+fn export(encoder: &mut SentenceEncoder, dir: &Path, best: Option<&BestDev>) -> Result<()> {
     let partial = dir.with_extension("partial");
     if partial.exists() {
         std::fs::remove_dir_all(&partial).map_err(|e| LaseError::io(&partial, e))?;
@@ -558,6 +617,11 @@ fn export(encoder: &mut SentenceEncoder, dir: &Path) -> Result<()> {
     let saved = encoder.save(&partial);
     encoder.set_normalize(in_training);
     saved?;
+    if let Some(b) = best {
+        let mut json = serde_json::to_string_pretty(b).expect("BestDev serialises");
+        json.push('\n');
+        write_atomic(partial.join("dev.json"), json.as_bytes())?;
+    }
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| LaseError::io(dir, e))?;
     }
