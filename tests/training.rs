@@ -1014,3 +1014,99 @@ fn the_best_dev_model_is_kept_beside_the_last() {
     assert_eq!(fresh.best_dev, None);
     assert!(!out.join("best-model").exists());
 }
+
+/// kill -9 at 10 moments of a `lase train` process (checkpoints every step, so some kills
+/// land inside a checkpoint write), each time resumed by running the same command again:
+/// the final weights are bit-identical to an uninterrupted run's (issue 16, fault tests).
+/// The kill moments are seeded fractions of the uninterrupted run's own start-up and
+/// training time, so the test adapts to the machine; which step each kill hit varies
+/// with the machine, the outcome may not.
+#[test]
+fn kill_9_at_ten_moments_then_resume_ends_bit_identical() {
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+    let dir = tempfile::tempdir().unwrap();
+    let tok = tiny_tokenizer_file(dir.path());
+    let mut config = config(
+        dir.path(),
+        Some(&tok),
+        "contrastive = \"info-nce\"\nxtr = false",
+        150,
+    );
+    config.run.checkpoint_every = 1;
+    config.run.eval_every = 50;
+    let recipe = dir.path().join("recipe.toml");
+    std::fs::write(&recipe, config.to_toml()).unwrap();
+    let lase = |out: &Path| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_lase"));
+        c.args(["--threads", "1", "train", "--quiet", "--config"])
+            .arg(&recipe)
+            .arg("--out")
+            .arg(out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        c
+    };
+    let straight = dir.path().join("straight");
+    let t0 = Instant::now();
+    assert!(lase(&straight).status().unwrap().success());
+    let total = t0.elapsed();
+    let killed = dir.path().join("killed");
+    let mut rng = SplitMix64::new(16);
+    let (mut live_kills, mut in_checkpoint_write, mut steps_at_kill) = (0, 0, Vec::new());
+    let mut launches = 0;
+    while live_kills < 10 {
+        launches += 1;
+        assert!(
+            launches < 60,
+            "only {live_kills} kills landed in 60 launches"
+        );
+        let mut child = lase(&killed).spawn().unwrap();
+        // Between 5% and 25% of the uninterrupted run's wall time: start-up included.
+        let wait = total.mul_f64(0.05 + 0.2 * rng.below(1000) as f64 / 1000.0);
+        std::thread::sleep(wait);
+        if child.try_wait().unwrap().is_some() {
+            continue; // finished (or failed: checked below) before the kill
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        live_kills += 1;
+        if killed.join("checkpoint.partial").exists() {
+            in_checkpoint_write += 1;
+        }
+        let step = checkpoint_step(&killed);
+        steps_at_kill.push(step);
+    }
+    let status = lase(&killed).status().unwrap();
+    assert!(status.success(), "the final resume failed: {status}");
+    eprintln!(
+        "kill -9: {live_kills} kills in {launches} launches; checkpoint step after each kill {steps_at_kill:?}; \
+         {in_checkpoint_write} left a checkpoint.partial (killed while writing); uninterrupted run {:.1} s",
+        total.as_secs_f64()
+    );
+    // The kills must have hit the run at different places, not all before the first step.
+    assert!(
+        steps_at_kill
+            .iter()
+            .filter(|s| s.is_some_and(|s| s > 0))
+            .count()
+            >= 3,
+        "{steps_at_kill:?}"
+    );
+    let a = SentenceEncoder::load(straight.join("model"), Device::Cpu).unwrap();
+    let b = SentenceEncoder::load(killed.join("model"), Device::Cpu).unwrap();
+    let (va, vb) = (a.var_store().variables(), b.var_store().variables());
+    assert_eq!(va.len(), vb.len());
+    for (name, t) in &va {
+        let diff = (t - &vb[name]).abs().max().double_value(&[]);
+        assert_eq!(diff, 0.0, "{name} differs by {diff} after the kills");
+    }
+}
+
+/// The step of the newest complete checkpoint under `out`, if any.
+fn checkpoint_step(out: &Path) -> Option<u64> {
+    ["checkpoint", "checkpoint.old"].iter().find_map(|d| {
+        let text = std::fs::read_to_string(out.join(d).join("state.json")).ok()?;
+        serde_json::from_str::<serde_json::Value>(&text).ok()?["step"].as_u64()
+    })
+}
