@@ -1110,3 +1110,65 @@ fn checkpoint_step(out: &Path) -> Option<u64> {
         serde_json::from_str::<serde_json::Value>(&text).ok()?["step"].as_u64()
     })
 }
+
+/// A damaged checkpoint stops the resume with an error naming the damaged file (never a
+/// panic, never a silent restart): a truncated weights file, a cut `state.json`, and a
+/// model folder whose weights were truncated (issue 16, fault tests).
+#[test]
+fn a_damaged_checkpoint_or_model_is_a_clear_error() {
+    let _rng = rng_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let tok = tiny_tokenizer_file(dir.path());
+    let config = config(
+        dir.path(),
+        Some(&tok),
+        "contrastive = \"info-nce\"\nxtr = false",
+        6,
+    );
+    let stop_at = |n| TrainOptions {
+        stop_after_steps: Some(n),
+        ..Default::default()
+    };
+    let fresh = |name: &str| {
+        let out = dir.path().join(name);
+        train(&config, &out, &stop_at(4)).unwrap();
+        out
+    };
+    let truncate = |path: &Path| {
+        let bytes = std::fs::read(path).unwrap();
+        std::fs::write(path, &bytes[..bytes.len() / 2]).unwrap();
+    };
+    // Weights cut in half.
+    let out = fresh("weights");
+    let weights = out.join("checkpoint/encoder/model.safetensors");
+    truncate(&weights);
+    let err = train(&config, &out, &stop_at(1)).unwrap_err().to_string();
+    assert!(err.contains("model.safetensors"), "{err}");
+    let mut seen = vec![err];
+    // state.json cut in half.
+    let out = fresh("state");
+    let state = out.join("checkpoint/state.json");
+    truncate(&state);
+    let err = train(&config, &out, &stop_at(1)).unwrap_err().to_string();
+    assert!(err.contains("state.json"), "{err}");
+    seen.push(err);
+    // Optimizer moments cut in half.
+    let out = fresh("moments");
+    truncate(&out.join("checkpoint/optimizer.safetensors"));
+    let err = train(&config, &out, &stop_at(1)).unwrap_err().to_string();
+    assert!(err.contains("optimizer.safetensors"), "{err}");
+    seen.push(err);
+    // A finished model folder with truncated weights.
+    let out = dir.path().join("done");
+    train(&config, &out, &TrainOptions::default()).unwrap();
+    truncate(&out.join("model/model.safetensors"));
+    let err = SentenceEncoder::load(out.join("model"), Device::Cpu)
+        .err()
+        .expect("a truncated model must not load")
+        .to_string();
+    assert!(err.contains("model.safetensors"), "{err}");
+    seen.push(err);
+    for e in &seen {
+        eprintln!("damaged file: {e}");
+    }
+}
