@@ -40,11 +40,13 @@
 #       fit one 600 s call (the parts' lines reach $OUT as they are printed).
 #   scripts/gpu_train.sh device-run NAME SECONDS
 #       On the device, in the call that carries the last part: unpacks the bundle, runs
-#       `lase distill|train --device cuda --precision bf16` (LASE_GPU_PRECISION: f32;
-#       f32 is the default on a CPU) for at most SECONDS (checkpointed; resumes the
-#       bundled checkpoint; LASE_GPU_SETS="KEY=VALUE ..." adds --set options), then cuts the checkpoint (weights, step, sampler position;
-#       not the AdamW moments, twice the weights' size) into <= 15 MiB pieces and puts
-#       the first 4 of them and run.log in $OUT.
+#       `lase distill|train --device cuda --precision f32` (LASE_GPU_PRECISION=bf16 for
+#       mixed precision: on the H100 of 2026-11-23 it was slower at bench/train_step.py's size) for
+#       at most SECONDS (checkpointed; resumes the bundled checkpoint; LASE_GPU_SETS=
+#       "KEY=VALUE ..." adds --set options), then cuts the checkpoint (weights, as f16
+#       unless LASE_GPU_SHIP_DTYPE=f32; step; sampler position; not the AdamW moments,
+#       twice the weights' size) into <= 15 MiB pieces and puts the first 4 of them and
+#       run.log in $OUT.
 #   scripts/gpu_train.sh fetch NAME
 #       On the device, the next call: puts the remaining pieces in $OUT.
 #   scripts/gpu_train.sh slim-tree | restore-tree
@@ -307,8 +309,9 @@ device_run() {
   rm -rf "$dir/return"
   mkdir -p "$dir/return"
   local recipe lib device=${LASE_GPU_DEVICE:-cuda} precision
-  # Mixed precision on a GPU (bf16 matrix products over float32 weights), f32 on a CPU.
-  precision=${LASE_GPU_PRECISION:-$([[ $device == cuda* ]] && echo bf16 || echo f32)}
+  # f32 unless asked: bf16 mixed precision was slower than f32 on the H100 for
+  # bench/train_step.py's model (docs/benchmarks.md, "GPU").
+  precision=${LASE_GPU_PRECISION:-f32}
   recipe=$(cat "$dir/bundle/recipe-path")
   mapfile -t sets <"$dir/bundle/args"
   # LASE_GPU_SETS="KEY=VALUE ..." adds --set options at the device (a schedule.steps chosen
@@ -334,6 +337,15 @@ device_run() {
   mkdir -p "$ship"
   cp -r "$run/checkpoint" "$ship/"
   rm -f "$ship/checkpoint/optimizer.safetensors"
+  # f16 weights by default: half the bytes to bring back (each call's return costs device
+  # time: 60 MiB took ~200 s of the lease on 2026-11-23). Loading converts them to f32; a
+  # resumed run starts from the rounded weights (its AdamW moments restart anyway).
+  if [[ ${LASE_GPU_SHIP_DTYPE:-f16} == f16 ]]; then
+    LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$dir/bundle/lase" export \
+      --model "$ship/checkpoint/encoder" --output "$ship/checkpoint/encoder.f16" --dtype f16 >/dev/null
+    rm -rf "$ship/checkpoint/encoder"
+    mv "$ship/checkpoint/encoder.f16" "$ship/checkpoint/encoder"
+  fi
   touch "$ship/checkpoint/TRANSFERRED"
   for f in config.toml metrics.jsonl; do [[ -f $run/$f ]] && cp "$run/$f" "$ship/"; done
   tar -C "$dir/ship" -cf - "$name" | gzip -1 | split -b "${PIECE_MB}M" -d -a 2 - "$dir/return/piece-"
