@@ -337,8 +337,8 @@ device_run() {
   mkdir -p "$ship"
   cp -r "$run/checkpoint" "$ship/"
   rm -f "$ship/checkpoint/optimizer.safetensors"
-  # f16 weights by default: half the bytes to bring back (each call's return costs device
-  # time: 60 MiB took ~200 s of the lease on 2026-11-23). Loading converts them to f32; a
+  # f16 weights by default: half the bytes to bring back (returns cost device time: on
+  # 2026-11-23 held time rose 217 s across a 0.2 s fetch of f32 pieces). Loading converts them to f32; a
   # resumed run starts from the rounded weights (its AdamW moments restart anyway).
   if [[ ${LASE_GPU_SHIP_DTYPE:-f16} == f16 ]]; then
     LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$dir/bundle/lase" export \
