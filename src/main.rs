@@ -139,6 +139,10 @@ struct ServeArgs {
     /// Largest request body in bytes.
     #[arg(long, default_value_t = 2 << 20)]
     max_body_bytes: usize,
+    /// Seconds in-flight requests get to finish after SIGTERM / Ctrl-C before the server
+    /// stops regardless.
+    #[arg(long, default_value_t = 30)]
+    shutdown_timeout_seconds: u64,
     /// Most padded tokens per forward pass within a coalesced run (default on CPU: 256,
     /// half of `lase embed`'s, so a run of a few dozen sentences splits into enough
     /// forward passes to keep every worker busy; on GPU the device's default).
@@ -481,6 +485,7 @@ fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
         max_queued_requests: args.max_queued_requests,
         max_mine_sentences: args.max_mine_sentences,
         max_mine_tokens: args.max_mine_tokens,
+        shutdown_timeout: std::time::Duration::from_secs(args.shutdown_timeout_seconds),
     };
     let mut options = lase::inference::EncodeOptions::for_device(device);
     match (args.forward_batch_tokens, device) {

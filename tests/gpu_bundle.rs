@@ -265,7 +265,10 @@ checkpoint_every = 2
     let weights = std::fs::read(run.join("checkpoint/encoder/model.safetensors")).unwrap();
     let header_len = u64::from_le_bytes(weights[..8].try_into().unwrap()) as usize;
     let header = String::from_utf8_lossy(&weights[8..8 + header_len]).to_string();
-    assert!(header.contains("\"F16\"") && !header.contains("\"F32\""), "{header}");
+    assert!(
+        header.contains("\"F16\"") && !header.contains("\"F32\""),
+        "{header}"
+    );
     let log = std::fs::read_to_string(outs.join("run1/run.log")).unwrap();
     assert!(log.contains("dropped 1 training pairs"), "{log}");
 

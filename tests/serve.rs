@@ -849,6 +849,68 @@ fn graceful_shutdown_finishes_the_request_in_flight() {
     );
 }
 
+/// Shutdown is bounded: a request stuck in its forward pass (held at the gate) delays the
+/// stop by `shutdown_timeout`, not forever; its connection then closes without an answer.
+#[test]
+fn shutdown_stops_within_its_bound_when_a_request_hangs() {
+    let (faults, gate) = Faults::new(1);
+    let bound = Duration::from_millis(800);
+    let config = ServeConfig {
+        shutdown_timeout: bound,
+        ..ServeConfig::default()
+    };
+    let mut server = Server::start_with(config, one_worker(), faults.wrap());
+    let addr = server.addr;
+    let in_flight = std::thread::spawn(move || {
+        let body = serde_json::json!({ "inputs": [format!("the dog {GATE}")] }).to_string();
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(PATIENCE)).unwrap();
+        let head = format!(
+            "POST /embed HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        s.write_all(head.as_bytes()).unwrap();
+        s.write_all(body.as_bytes()).unwrap();
+        let mut response = Vec::new();
+        let _ = s.read_to_end(&mut response);
+        response
+    });
+    gate.wait_entered();
+    let signalled = std::time::Instant::now();
+    server.stop.take().unwrap().send(()).unwrap();
+    // Joined on a watcher thread, so that a server that never stops fails the test
+    // instead of hanging it.
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let thread = server.thread.take().unwrap();
+    std::thread::spawn(move || {
+        let _ = done_tx.send(thread.join().is_ok());
+    });
+    let joined = done_rx
+        .recv_timeout(bound + Duration::from_secs(20))
+        .expect("the server did not stop within 20 s of its shutdown bound");
+    assert!(joined, "the server thread panicked");
+    let stopped_after = signalled.elapsed();
+    // The gate is still shut: only the bound can have ended the server.
+    assert!(stopped_after >= bound, "stopped after {stopped_after:?}");
+    assert!(
+        stopped_after < bound + Duration::from_secs(20),
+        "stopped after {stopped_after:?}"
+    );
+    let response = in_flight.join().unwrap();
+    assert!(
+        response.is_empty(),
+        "the held request got {:?}",
+        String::from_utf8_lossy(&response)
+    );
+    eprintln!(
+        "shutdown with a request held: stopped {stopped_after:?} after the signal (bound {bound:?})"
+    );
+    // The worker thread stays held: the server no longer waits for it, and releasing it
+    // after its runtime is gone would only run a pass nobody reads. It ends with the
+    // test process.
+    std::mem::forget(gate);
+}
+
 /// The pipelined pool (two threads, passes of a few tokens, so runs span several passes
 /// and one run's passes interleave with the next run's) returns every job's own rows.
 #[test]

@@ -14,7 +14,7 @@ pub mod api;
 pub mod batcher;
 pub mod metrics;
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -52,6 +52,9 @@ pub struct ServeConfig {
     pub max_batch_tokens: usize,
     /// Requests waiting for the inference thread before new ones get 429.
     pub max_queued_requests: usize,
+    /// After a shutdown signal, in-flight requests get this long to finish; then the
+    /// server stops regardless (their connections close without an answer).
+    pub shutdown_timeout: std::time::Duration,
 }
 
 impl Default for ServeConfig {
@@ -64,6 +67,7 @@ impl Default for ServeConfig {
             max_mine_tokens: 131_072,
             max_batch_tokens: 16_384,
             max_queued_requests: 512,
+            shutdown_timeout: std::time::Duration::from_secs(30),
         }
     }
 }
@@ -245,12 +249,38 @@ pub async fn serve_with(
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .with_state(state);
-    let served = axum::serve(listener, app)
+    // The shutdown signal also starts the clock of `shutdown_timeout`.
+    let timeout = config.shutdown_timeout;
+    let (signalled, on_signal) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        shutdown.await;
+        let _ = signalled.send(());
+    };
+    let deadline = async move {
+        match on_signal.await {
+            Ok(()) => tokio::time::sleep(timeout).await,
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    let graceful = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
-        .await;
-    // The router (and with it every Batcher handle) is gone: the worker drains and exits.
-    let _ = tokio::task::spawn_blocking(move || worker.join()).await;
-    served
+        .into_future();
+    tokio::select! {
+        served = graceful => {
+            // The router (and with it every Batcher handle) is gone: the worker drains
+            // and exits.
+            let _ = tokio::task::spawn_blocking(move || worker.join()).await;
+            served
+        }
+        () = deadline => {
+            // Requests still in flight are dropped with their connections; the worker
+            // thread may be inside a forward pass and is not waited for.
+            tracing::warn!(
+                "in-flight requests not finished {timeout:?} after the shutdown signal: stopping anyway"
+            );
+            Ok(())
+        }
+    }
 }
 
 /// Resolves on SIGTERM or Ctrl-C.
