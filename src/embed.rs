@@ -82,7 +82,7 @@ pub fn embed_file(
         }
         let tokens = encoder.tokenize(&lines)?;
         tokens_seen += tokens.iter().map(|t| t.len()).sum::<usize>();
-        let vectors = encode_tokens(encoder, &tokens, &options.encode);
+        let vectors = encode_tokens(encoder, &tokens, &options.encode)?;
         let mut values = vec![0f32; lines.len() * dim];
         vectors.copy_data(&mut values, lines.len() * dim);
         writer.write_rows(&values)?;

@@ -124,12 +124,14 @@ fn embed_pass(encoder: &SentenceEncoder, items: &[&TokenIds]) -> Vec<f32> {
     values
 }
 
-/// Embeds tokenized sentences: [N, dim] float32 on the CPU, rows in input order.
+/// Embeds tokenized sentences: [N, dim] float32 on the CPU, rows in input order. A row
+/// with NaN or infinite values is an error (weights that overflow: a damaged or
+/// mis-converted model), not a vector.
 pub fn encode_tokens(
     encoder: &SentenceEncoder,
     tokens: &[TokenIds],
     options: &EncodeOptions,
-) -> Tensor {
+) -> crate::error::Result<Tensor> {
     let n = tokens.len();
     let dim = encoder.dim();
     let lengths: Vec<usize> = tokens.iter().map(TokenIds::len).collect();
@@ -166,7 +168,14 @@ pub fn encode_tokens(
         tch::set_num_threads(total_threads);
     }
     let out = out.into_inner().expect("no worker panicked");
-    Tensor::from_slice(&out).view([n as i64, dim as i64])
+    if let Some(at) = out.iter().position(|v| !v.is_finite()) {
+        return Err(crate::error::LaseError::Model(format!(
+            "sentence {} of {n}: the model produced NaN or infinite values (weights that \
+             overflow: a damaged or mis-converted model?)",
+            at / dim.max(1) + 1
+        )));
+    }
+    Ok(Tensor::from_slice(&out).view([n as i64, dim as i64]))
 }
 
 #[cfg(test)]

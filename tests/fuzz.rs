@@ -1328,3 +1328,283 @@ fn regression_broken_gzip_beside_an_empty_file() {
         other => panic!("{:?}", other.map(|c| c.pairs.len())),
     }
 }
+
+// ---------------------------------------------------------------------------------
+// Model folders
+
+/// A tiny model folder saved once (config.json, model.safetensors, tokenizer.json, the
+/// sentence-transformers files), the base every case mutates.
+fn base_model_dir() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        common::tiny_encoder(common::tiny_config(), common::mean_head(16, true), 1)
+            .save(dir.path())
+            .unwrap();
+        dir
+    })
+    .path()
+}
+
+/// Every file of a folder, relative, sorted.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// One change to a model folder.
+#[derive(Clone, Debug)]
+enum FolderChange {
+    /// A key of a JSON file (config.json, 1_Pooling/config.json, ...) set to a value or
+    /// removed (None).
+    JsonKey(usize, String, Option<Value>),
+    /// A file deleted.
+    Delete(usize),
+    /// A file cut to this fraction of its bytes.
+    Truncate(usize, f64),
+    /// Bytes overwritten at a fraction of the file.
+    Overwrite(usize, f64, Vec<u8>),
+    /// tokenizer.json replaced by one with more pieces than config.json's vocab_size.
+    LargerVocabulary(usize),
+}
+
+fn folder_change() -> impl Strategy<Value = FolderChange> {
+    let keys = prop::sample::select(vec![
+        "vocab_size",
+        "hidden_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "intermediate_size",
+        "max_position_embeddings",
+        "type_vocab_size",
+        "layer_norm_eps",
+        "hidden_act",
+        "model_type",
+        "pad_token_id",
+        "word_embedding_dimension",
+        "pooling_mode_mean_tokens",
+        "pooling_mode_cls_token",
+        "max_seq_length",
+        "do_lower_case",
+    ]);
+    let value = prop_oneof![
+        Just(None),
+        Just(Some(Value::Null)),
+        prop::sample::select(vec![
+            0i64,
+            1,
+            2,
+            3,
+            15,
+            16,
+            17,
+            31,
+            33,
+            1 << 20,
+            -1,
+            i64::MAX
+        ])
+        .prop_map(|n| Some(Value::from(n))),
+        prop::sample::select(vec![0.5f64, -1e-12, 1e300]).prop_map(|x| Some(Value::from(x))),
+        prop::sample::select(vec!["", "bert", "xlm-roberta", "gelu", "relu", "nonsense"])
+            .prop_map(|s| Some(Value::from(s))),
+        any::<bool>().prop_map(|b| Some(Value::from(b))),
+    ];
+    prop_oneof![
+        4 => (any::<usize>(), keys, value).prop_map(|(f, k, v)| FolderChange::JsonKey(f, k.to_string(), v)),
+        1 => any::<usize>().prop_map(FolderChange::Delete),
+        1 => (any::<usize>(), 0.0..1.0f64).prop_map(|(f, x)| FolderChange::Truncate(f, x)),
+        1 => (any::<usize>(), 0.0..1.0f64, vec(any::<u8>(), 1..9))
+            .prop_map(|(f, x, b)| FolderChange::Overwrite(f, x, b)),
+        1 => (1usize..2000).prop_map(FolderChange::LargerVocabulary),
+    ]
+}
+
+fn apply(dir: &Path, change: &FolderChange) {
+    let files = files_under(dir);
+    if files.is_empty() {
+        return;
+    }
+    let pick = |i: usize| dir.join(&files[i % files.len()]);
+    match change {
+        FolderChange::JsonKey(i, key, value) => {
+            let jsons: Vec<&PathBuf> = files
+                .iter()
+                .filter(|f| {
+                    f.extension().is_some_and(|e| e == "json") && !f.ends_with("tokenizer.json")
+                })
+                .collect();
+            if jsons.is_empty() {
+                return;
+            }
+            let path = dir.join(jsons[i % jsons.len()]);
+            let Ok(Value::Object(mut map)) =
+                serde_json::from_slice::<Value>(&std::fs::read(&path).unwrap())
+            else {
+                return;
+            };
+            match value {
+                Some(v) => {
+                    map.insert(key.clone(), v.clone());
+                }
+                None => {
+                    map.remove(key);
+                }
+            }
+            std::fs::write(&path, Value::Object(map).to_string()).unwrap();
+        }
+        FolderChange::Delete(i) => std::fs::remove_file(pick(*i)).unwrap(),
+        FolderChange::Truncate(i, x) => {
+            let path = pick(*i);
+            let bytes = std::fs::read(&path).unwrap();
+            std::fs::write(&path, &bytes[..(bytes.len() as f64 * x) as usize]).unwrap();
+        }
+        FolderChange::Overwrite(i, x, new) => {
+            let path = pick(*i);
+            let mut bytes = std::fs::read(&path).unwrap();
+            let at = (bytes.len() as f64 * x) as usize;
+            for (k, b) in new.iter().enumerate() {
+                if let Some(slot) = bytes.get_mut(at + k) {
+                    *slot = *b;
+                }
+            }
+            std::fs::write(&path, bytes).unwrap();
+        }
+        FolderChange::LargerVocabulary(extra) => {
+            let path = dir.join("tokenizer.json");
+            let Ok(mut tok) =
+                serde_json::from_slice::<Value>(&std::fs::read(&path).unwrap_or_default())
+            else {
+                return;
+            };
+            if let Some(vocab) = tok
+                .pointer_mut("/model/vocab")
+                .and_then(Value::as_object_mut)
+            {
+                let n = vocab.len();
+                for k in 0..*extra {
+                    vocab.insert(format!("piece{k}"), Value::from(n + k));
+                }
+            }
+            std::fs::write(&path, tok.to_string()).unwrap();
+        }
+    }
+}
+
+/// Loads a mutated folder and, if it loads, embeds with it: never a panic; a refusal
+/// names the folder or a file in it; an accepted model gives one finite row per sentence.
+fn check_model_folder(changes: &[FolderChange]) -> Outcome {
+    check_edited_model_folder(|dir| {
+        for c in changes {
+            apply(dir, c);
+        }
+    })
+}
+
+/// [`check_model_folder`] with the base folder's copy edited by `edit`.
+fn check_edited_model_folder(edit: impl Fn(&Path)) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    for f in files_under(base_model_dir()) {
+        let to = dir.path().join(&f);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(base_model_dir().join(&f), to).unwrap();
+    }
+    edit(dir.path());
+    let shown = dir.path().display().to_string();
+    let loaded = std::panic::catch_unwind(|| {
+        lase::model::SentenceEncoder::load(dir.path(), tch::Device::Cpu)
+    })
+    .map_err(|_| TestCaseError::fail("SentenceEncoder::load panicked"))?;
+    let model = match loaded {
+        Err(e) => {
+            let message = e.to_string();
+            prop_assert!(
+                message.contains(&shown),
+                "the refusal does not name the folder: {message}"
+            );
+            return Ok("refused at load".into());
+        }
+        Ok(m) => m,
+    };
+    let words = common::TINY_WORDS.join(" ");
+    let sentences = ["the dog", "", words.as_str(), "ünïcödé 漢字 \u{0}"];
+    let encoded =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.encode(&sentences, 2)))
+            .map_err(|_| TestCaseError::fail("encode panicked on a loaded model"))?;
+    match encoded {
+        Err(_) => Ok("loaded, encode refused".into()),
+        Ok(v) => {
+            prop_assert_eq!(v.size()[0], sentences.len() as i64);
+            prop_assert_eq!(v.size()[1], model.dim() as i64);
+            let finite = v.isfinite().all().int64_value(&[]) == 1;
+            prop_assert!(finite, "non-finite rows from a loaded model");
+            Ok("loaded and encoded".into())
+        }
+    }
+}
+
+#[test]
+fn model_folders_never_panic() {
+    fuzz("model_folder", 400, vec(folder_change(), 1..4), |changes| {
+        check_model_folder(&changes)
+    });
+}
+
+/// The model-folder target's first findings, each a panic or an unnamed refusal before
+/// its fix: a pooling config with no mode (refused without naming the folder), sizes
+/// that overflow libtorch's allocation (vocab_size or num_hidden_layers = i64::MAX, the
+/// latter with the weights file gone), and a pad_token_id outside the vocabulary.
+#[test]
+fn regression_model_folders_the_fuzzer_broke() {
+    let set = |file: &'static str, key: &'static str, value: Value| {
+        move |dir: &Path| {
+            let path = dir.join(file);
+            let mut json: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            json[key] = value.clone();
+            std::fs::write(&path, json.to_string()).unwrap();
+        }
+    };
+    let pooling = files_under(base_model_dir())
+        .into_iter()
+        .find(|f| f.to_string_lossy().contains("Pooling"))
+        .expect("the base folder has a pooling config");
+    let pooling: &'static str = Box::leak(pooling.to_string_lossy().into_owned().into_boxed_str());
+    type Edit<'a> = Box<dyn Fn(&Path) + 'a>;
+    let cases: Vec<(&str, Edit)> = vec![
+        (
+            "no pooling mode",
+            Box::new(set(pooling, "pooling_mode_mean_tokens", Value::from(false))),
+        ),
+        (
+            "vocab_size i64::MAX",
+            Box::new(set("config.json", "vocab_size", Value::from(i64::MAX))),
+        ),
+        (
+            "pad_token_id past the vocabulary",
+            Box::new(set("config.json", "pad_token_id", Value::from(1 << 20))),
+        ),
+        (
+            "num_hidden_layers i64::MAX, no weights file",
+            Box::new(|dir: &Path| {
+                set("config.json", "num_hidden_layers", Value::from(i64::MAX))(dir);
+                std::fs::remove_file(dir.join("model.safetensors")).unwrap();
+            }),
+        ),
+    ];
+    for (name, edit) in cases {
+        let outcome = check_edited_model_folder(edit).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(outcome, "refused at load", "{name}");
+    }
+}

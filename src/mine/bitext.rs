@@ -69,7 +69,7 @@ pub fn embed_with_progress(
     let mut out = Vec::with_capacity(sentences.len() * dim);
     for chunk in sentences.chunks(8192) {
         let tokens = encoder.tokenize(chunk)?;
-        let v = encode_tokens(encoder, &tokens, options);
+        let v = encode_tokens(encoder, &tokens, options)?;
         let mut values = vec![0f32; chunk.len() * dim];
         v.copy_data(&mut values, chunk.len() * dim);
         out.extend_from_slice(&values);

@@ -40,10 +40,16 @@ pub fn read_safetensors(path: &Path) -> Result<BTreeMap<String, Tensor>> {
             }
         };
         let shape: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();
-        out.insert(
-            name.to_owned(),
-            Tensor::from_data_size(view.data(), &shape, kind),
-        );
+        let tensor = Tensor::from_data_size(view.data(), &shape, kind);
+        // safetensors has no checksum: a damaged weight file most often shows as NaN or
+        // infinity somewhere, which would otherwise surface as NaN embeddings or losses.
+        if tensor.is_floating_point() && tensor.isfinite().all().int64_value(&[]) == 0 {
+            return Err(LaseError::bad_file(
+                path,
+                format!("tensor {name} holds NaN or infinite values (a damaged file?)"),
+            ));
+        }
+        out.insert(name.to_owned(), tensor);
     }
     Ok(out)
 }

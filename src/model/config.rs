@@ -196,10 +196,37 @@ impl EncoderConfig {
         if self.embedding_size == Some(0) {
             return err("embedding_size must be > 0".into());
         }
+        // Padding positions look up this row: outside the table, a forward would fail
+        // inside libtorch.
+        if self.pad_token_id < 0 || self.pad_token_id as u64 >= self.vocab_size as u64 {
+            return err(format!(
+                "pad_token_id {} is outside the vocabulary (vocab_size {})",
+                self.pad_token_id, self.vocab_size
+            ));
+        }
         if self.max_position_embeddings as i64 <= self.position_offset() {
             return err("max_position_embeddings leaves no room for tokens".into());
         }
         Ok(())
+    }
+
+    /// A lower bound on the parameters this config describes (embedding tables and the
+    /// layers' weight matrices; biases and norms left out), or None when it overflows.
+    /// A loader compares it with the weights file's size before allocating anything, so
+    /// a config claiming absurd sizes is refused instead of exhausting memory.
+    pub fn minimum_parameters(&self) -> Option<u128> {
+        let width = self.embedding_size.unwrap_or(self.hidden_size) as u128;
+        let h = self.hidden_size as u128;
+        let tables = (self.vocab_size as u128)
+            .checked_add(self.max_position_embeddings as u128)?
+            .checked_add(self.type_vocab_size as u128)?
+            .checked_mul(width)?;
+        let per_layer = h.checked_mul(h)?.checked_mul(4)?.checked_add(
+            h.checked_mul(self.intermediate_size as u128)?
+                .checked_mul(2)?,
+        )?;
+        let distinct_layers = self.recurrent_unit_layers.unwrap_or(self.num_hidden_layers) as u128;
+        tables.checked_add(per_layer.checked_mul(distinct_layers)?)
     }
 }
 

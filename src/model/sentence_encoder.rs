@@ -264,6 +264,33 @@ impl SentenceEncoder {
         config
             .validate()
             .map_err(|e| LaseError::bad_file(transformer_dir.join("config.json"), e.to_string()))?;
+        // Sizes the weights file cannot hold (at least 2 bytes a parameter) are refused
+        // before any tensor is allocated.
+        let weights_path = transformer_dir.join("model.safetensors");
+        {
+            let bytes = std::fs::metadata(&weights_path)
+                .map_err(|_| {
+                    LaseError::bad_file(
+                        &weights_path,
+                        "not found (lase reads safetensors weights only; convert pytorch_model.bin first)",
+                    )
+                })?
+                .len() as u128;
+            match config.minimum_parameters() {
+                Some(n) if n.saturating_mul(2) <= bytes => {}
+                described => {
+                    return Err(LaseError::bad_file(
+                        transformer_dir.join("config.json"),
+                        format!(
+                            "describes {} parameters, more than {} ({} bytes) can hold",
+                            described.map_or("too many".to_string(), |n| format!("at least {n}")),
+                            weights_path.display(),
+                            bytes
+                        ),
+                    ));
+                }
+            }
+        }
         let pooling = pooling.unwrap_or_else(|| {
             PoolingConfig::single(config.hidden_size, super::pooling::PoolingMode::Mean)
         });
@@ -317,6 +344,8 @@ impl SentenceEncoder {
             dense: dense_configs,
             normalize,
         };
+        // The folder's files disagree with each other (pooling vs hidden size, no pooling
+        // mode, lengths, dense widths): say which folder.
         let mut model = Self::build(
             config,
             tokenizer,
@@ -325,7 +354,11 @@ impl SentenceEncoder {
             do_lower_case,
             head,
             device,
-        )?;
+        )
+        .map_err(|e| match e {
+            LaseError::Model(message) => LaseError::bad_file(dir, message),
+            other => other,
+        })?;
         model.load_weights(&transformer_dir, &dense_dirs)?;
         Ok(model)
     }
@@ -658,7 +691,7 @@ impl SentenceEncoder {
         options: &EncodeOptions,
     ) -> Result<Tensor> {
         let tokens = self.tokenize(sentences)?;
-        Ok(encode_tokens(self, &tokens, options))
+        encode_tokens(self, &tokens, options)
     }
 }
 
