@@ -31,6 +31,82 @@ impl TokenIds {
     }
 }
 
+/// Token ids of many sentences in one flat buffer (4 bytes a token id, 1 a type id,
+/// 8 an offset), for the millions of training sentences a run holds at once: a
+/// `Vec<TokenIds>` costs 16 bytes a token plus two allocations a sentence.
+#[derive(Clone, Debug, Default)]
+pub struct TokenStore {
+    ids: Vec<u32>,
+    type_ids: Vec<u8>,
+    /// Sentence i is `ids[offsets[i]..offsets[i + 1]]`.
+    offsets: Vec<u64>,
+}
+
+impl TokenStore {
+    pub fn new() -> Self {
+        Self {
+            ids: Vec::new(),
+            type_ids: Vec::new(),
+            offsets: vec![0],
+        }
+    }
+
+    /// Appends one sentence; ids outside u32 or type ids outside u8 are refused.
+    pub fn push(&mut self, tokens: &TokenIds) -> Result<()> {
+        let ids = tokens
+            .ids
+            .iter()
+            .map(|&id| {
+                u32::try_from(id)
+                    .map_err(|_| LaseError::Tokenizer(format!("token id {id} outside 0..2^32")))
+            })
+            .collect::<Result<Vec<u32>>>()?;
+        let type_ids = tokens
+            .type_ids
+            .iter()
+            .map(|&ty| {
+                u8::try_from(ty)
+                    .map_err(|_| LaseError::Tokenizer(format!("token type id {ty} outside 0..256")))
+            })
+            .collect::<Result<Vec<u8>>>()?;
+        if ids.len() != type_ids.len() {
+            return Err(LaseError::Tokenizer(format!(
+                "{} token ids but {} type ids",
+                ids.len(),
+                type_ids.len()
+            )));
+        }
+        self.ids.extend_from_slice(&ids);
+        self.type_ids.extend_from_slice(&type_ids);
+        self.offsets.push(self.ids.len() as u64);
+        Ok(())
+    }
+
+    /// Number of sentences.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Sentence `i`'s tokens (panics past the end, as slice indexing).
+    pub fn get(&self, i: usize) -> TokenIds {
+        let (start, end) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+        TokenIds {
+            ids: self.ids[start..end]
+                .iter()
+                .map(|&id| i64::from(id))
+                .collect(),
+            type_ids: self.type_ids[start..end]
+                .iter()
+                .map(|&ty| i64::from(ty))
+                .collect(),
+        }
+    }
+}
+
 /// A padded batch on a device: `input_ids`, `token_type_ids`, `attention_mask`, [B, S].
 #[derive(Debug)]
 pub struct TokenBatch {
@@ -188,6 +264,33 @@ impl SentenceTokenizer {
             .collect())
     }
 
+    /// As [`Self::encode`] into a [`TokenStore`], `chunk` sentences at a time, so the
+    /// tokenizer's per-sentence bookkeeping (offsets, token strings, overflow) never
+    /// exists for more than one chunk.
+    pub fn encode_to_store<'a>(
+        &self,
+        sentences: impl Iterator<Item = &'a str>,
+        chunk: usize,
+    ) -> Result<TokenStore> {
+        let mut store = TokenStore::new();
+        let mut pending: Vec<&str> = Vec::with_capacity(chunk.max(1));
+        let flush = |pending: &mut Vec<&str>, store: &mut TokenStore| -> Result<()> {
+            for t in self.encode(pending)? {
+                store.push(&t)?;
+            }
+            pending.clear();
+            Ok(())
+        };
+        for s in sentences {
+            pending.push(s);
+            if pending.len() >= chunk.max(1) {
+                flush(&mut pending, &mut store)?;
+            }
+        }
+        flush(&mut pending, &mut store)?;
+        Ok(store)
+    }
+
     /// As [`Self::encode`], and for each sentence whether it was longer than the
     /// model's maximum length (and so truncated).
     pub fn encode_reporting_truncation<S: AsRef<str>>(
@@ -222,5 +325,53 @@ impl SentenceTokenizer {
                 )
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_store_gives_back_what_was_pushed_and_refuses_what_it_cannot_hold() {
+        let sentences = [
+            TokenIds {
+                ids: vec![2, 70_000, 3],
+                type_ids: vec![0, 1, 0],
+            },
+            TokenIds {
+                ids: vec![],
+                type_ids: vec![],
+            },
+            TokenIds {
+                ids: vec![2, u32::MAX as i64, 5, 3],
+                type_ids: vec![0, 0, 255, 0],
+            },
+        ];
+        let mut store = TokenStore::new();
+        assert!(store.is_empty());
+        for s in &sentences {
+            store.push(s).unwrap();
+        }
+        assert_eq!(store.len(), 3);
+        for (i, s) in sentences.iter().enumerate() {
+            assert_eq!(&store.get(i), s, "sentence {i}");
+        }
+        let too_big = TokenIds {
+            ids: vec![1 << 32],
+            type_ids: vec![0],
+        };
+        assert!(store.push(&too_big).is_err());
+        let bad_type = TokenIds {
+            ids: vec![1],
+            type_ids: vec![256],
+        };
+        assert!(store.push(&bad_type).is_err());
+        let mismatched = TokenIds {
+            ids: vec![1, 2],
+            type_ids: vec![0],
+        };
+        assert!(store.push(&mismatched).is_err());
+        assert_eq!(store.len(), 3);
     }
 }

@@ -61,17 +61,13 @@ pub fn save(
         std::fs::remove_dir_all(&partial).map_err(|e| LaseError::io(&partial, e))?;
     }
     std::fs::create_dir_all(&partial).map_err(|e| LaseError::io(&partial, e))?;
-    encoder.save(partial.join("encoder"))?;
-    write_safetensors(
-        &partial.join("objective.safetensors"),
-        &objective.named_parameters(),
-    )?;
-    let (moments, _) = optimizer.state();
-    write_safetensors(&partial.join("optimizer.safetensors"), &moments)?;
-    let mut json = serde_json::to_string_pretty(state).expect("state serialises");
-    json.push('\n');
-    // state.json last: its presence marks the folder complete.
-    write_atomic(partial.join("state.json"), json.as_bytes())?;
+    let written = write_partial(&partial, encoder, objective, optimizer, state);
+    if written.is_err() {
+        // A failed write (full disk, quota, read-only mount) leaves no partial folder;
+        // the complete checkpoint before it stays where it was.
+        let _ = std::fs::remove_dir_all(&partial);
+    }
+    written?;
     let current = out.join(CURRENT);
     let old = out.join(OLD);
     if old.exists() {
@@ -85,6 +81,26 @@ pub fn save(
         std::fs::remove_dir_all(&old).map_err(|e| LaseError::io(&old, e))?;
     }
     Ok(())
+}
+
+fn write_partial(
+    partial: &Path,
+    encoder: &SentenceEncoder,
+    objective: &Objective,
+    optimizer: &AdamW,
+    state: &TrainState,
+) -> Result<()> {
+    encoder.save(partial.join("encoder"))?;
+    write_safetensors(
+        &partial.join("objective.safetensors"),
+        &objective.named_parameters(),
+    )?;
+    let (moments, _) = optimizer.state();
+    write_safetensors(&partial.join("optimizer.safetensors"), &moments)?;
+    let mut json = serde_json::to_string_pretty(state).expect("state serialises");
+    json.push('\n');
+    // state.json last: its presence marks the folder complete.
+    write_atomic(partial.join("state.json"), json.as_bytes())
 }
 
 /// Reads `state.json` of a checkpoint folder.

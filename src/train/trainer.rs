@@ -182,12 +182,18 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
     if let Some(n) = config.model.train_max_tokens {
         encoder.set_max_seq_length(n.min(model_max))?;
     }
-    let tokenize = |side: &mut dyn Iterator<Item = &str>| -> Result<Vec<TokenIds>> {
-        let texts: Vec<&str> = side.collect();
-        encoder.tokenize(&texts)
-    };
-    let src_tokens = tokenize(&mut train_set.pairs.iter().map(|p| p.src.as_str()))?;
-    let tgt_tokens = tokenize(&mut train_set.pairs.iter().map(|p| p.tgt.as_str()))?;
+    // In chunks into flat stores: millions of pairs fit in a few GB (issue 14: the
+    // whole-corpus batch encode took 18 GB for 2.8M pairs and was killed).
+    const TOKENIZE_CHUNK: usize = 16_384;
+    let tokenizer = encoder.tokenizer();
+    let src_tokens = tokenizer.encode_to_store(
+        train_set.pairs.iter().map(|p| p.src.as_str()),
+        TOKENIZE_CHUNK,
+    )?;
+    let tgt_tokens = tokenizer.encode_to_store(
+        train_set.pairs.iter().map(|p| p.tgt.as_str()),
+        TOKENIZE_CHUNK,
+    )?;
     encoder.set_max_seq_length(model_max)?;
     let keys: Vec<[u64; 3]> = train_set.pairs.iter().map(pair_keys).collect();
     let mut sampler = batch_sampler(&config.data, &train_set, keys)?;
@@ -312,8 +318,12 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         let mut parts_sum: BTreeMap<&'static str, f64> = BTreeMap::new();
         for micro in 0..s.accumulation_steps {
             let batch = sampler.next_batch(s.batch_pairs);
-            let xs: Vec<&TokenIds> = batch.iter().map(|&i| &src_tokens[i as usize]).collect();
-            let ys: Vec<&TokenIds> = batch.iter().map(|&i| &tgt_tokens[i as usize]).collect();
+            let xs_owned: Vec<TokenIds> =
+                batch.iter().map(|&i| src_tokens.get(i as usize)).collect();
+            let ys_owned: Vec<TokenIds> =
+                batch.iter().map(|&i| tgt_tokens.get(i as usize)).collect();
+            let xs: Vec<&TokenIds> = xs_owned.iter().collect();
+            let ys: Vec<&TokenIds> = ys_owned.iter().collect();
             let lang_x: Vec<i64> = batch
                 .iter()
                 .map(|&i| train_set.pairs[i as usize].src_lang as i64)
@@ -622,10 +632,7 @@ fn export(encoder: &mut SentenceEncoder, dir: &Path, best: Option<&BestDev>) -> 
         json.push('\n');
         write_atomic(partial.join("dev.json"), json.as_bytes())?;
     }
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| LaseError::io(dir, e))?;
-    }
-    std::fs::rename(&partial, dir).map_err(|e| LaseError::io(dir, e))
+    crate::io::atomic::replace_dir(&partial, dir)
 }
 
 /// The encoder a fresh run starts from: `init_from`, or random weights with a
