@@ -32,6 +32,9 @@ pub enum LaseError {
     /// The tokenizer failed.
     #[error("tokenizer: {0}")]
     Tokenizer(String),
+    /// Work stopped at its time limit (a server's per-request bound).
+    #[error("stopped at its time limit of {0:?}")]
+    DeadlineExceeded(std::time::Duration),
     /// libtorch reported an error.
     #[error("torch: {0}")]
     Torch(#[from] tch::TchError),

@@ -136,6 +136,10 @@ struct ServeArgs {
     /// Most tokens over both sides of one /mine request (413 above).
     #[arg(long, default_value_t = 131_072)]
     max_mine_tokens: usize,
+    /// Seconds one /mine request may take, queueing, embedding and search together;
+    /// past it the request is answered 413 and its remaining work is dropped.
+    #[arg(long, default_value_t = 60.0)]
+    max_mine_seconds: f64,
     /// Largest request body in bytes.
     #[arg(long, default_value_t = 2 << 20)]
     max_body_bytes: usize,
@@ -485,6 +489,15 @@ fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
         max_queued_requests: args.max_queued_requests,
         max_mine_sentences: args.max_mine_sentences,
         max_mine_tokens: args.max_mine_tokens,
+        max_mine_time: std::time::Duration::try_from_secs_f64(args.max_mine_seconds)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .with_context(|| {
+                format!(
+                    "--max-mine-seconds {}: must be a positive number of seconds",
+                    args.max_mine_seconds
+                )
+            })?,
         shutdown_timeout: std::time::Duration::from_secs(args.shutdown_timeout_seconds),
     };
     let mut options = lase::inference::EncodeOptions::for_device(device);

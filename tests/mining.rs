@@ -539,3 +539,27 @@ fn multi_thread_hnsw_builds_vary_but_keep_their_recall() {
     );
     assert!(lo > single - 0.05, "{multi:?} vs one thread {single}");
 }
+
+#[test]
+fn a_search_past_its_deadline_stops_with_deadline_exceeded() {
+    use lase::mine::Deadline;
+    let (n, d) = (3000, 16);
+    let data: Vec<f32> = (0..n * d)
+        .map(|i| ((i * 7919) % 101) as f32 / 101.0)
+        .collect();
+    let x = MatrixView::new(&data, n, d).unwrap();
+    for kernel in [SearchKernel::CpuTiles, SearchKernel::TensorBlocks] {
+        let mut options = KnnOptions::new(4);
+        options.kernel = kernel;
+        options.deadline = Some(Deadline::after(std::time::Duration::ZERO));
+        let err = lase::mine::knn_both_ways(&x, &x, &options).unwrap_err();
+        assert!(
+            matches!(err, lase::LaseError::DeadlineExceeded(_)),
+            "{kernel:?}: {err}"
+        );
+        // With time to spare the same search finishes.
+        options.deadline = Some(Deadline::after(std::time::Duration::from_secs(600)));
+        let (f, _) = lase::mine::knn_both_ways(&x, &x, &options).unwrap();
+        assert_eq!(f.indices.len(), n * 4);
+    }
+}

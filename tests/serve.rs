@@ -637,6 +637,63 @@ fn full_queue_answers_429_with_retry_after() {
 }
 
 #[test]
+fn mine_past_its_time_bound_answers_413_and_its_queued_work_is_dropped() {
+    // The worker is held at the gate, so a /mine request can only wait in the queue: it
+    // must be answered 413 at its bound while the gate is still shut, and once the gate
+    // opens, its six sentences must be skipped, not embedded for nobody.
+    let (faults, gate) = Faults::new(1);
+    let bound = Duration::from_millis(400);
+    let server = Server::start_with(
+        ServeConfig {
+            max_mine_time: bound,
+            ..Default::default()
+        },
+        one_worker(),
+        faults.wrap(),
+    );
+    let held = {
+        let client = server.client();
+        std::thread::spawn(move || {
+            client.post("/embed", &embed_body(&[&format!("the dog {GATE}")]))
+        })
+    };
+    gate.wait_entered();
+    let (tx, rx) = channel();
+    {
+        let client = server.client();
+        std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let reply = client.post(
+                "/mine",
+                r#"{"src": ["the dog is red", "the cat is small", "a green house"], "tgt": ["a green house", "the dog is red", "the cat is small"]}"#,
+            );
+            let _ = tx.send((reply, started.elapsed()));
+        });
+    }
+    let (reply, took) = rx
+        .recv_timeout(PATIENCE)
+        .expect("/mine is answered at its bound while the worker is still held");
+    assert_eq!(reply.status, 413, "{}", reply.body);
+    let body = reply.json();
+    assert_eq!(body["error_type"], "TimeLimit", "{body}");
+    assert!(took >= bound, "answered after {took:?}, before its bound");
+    gate.open();
+    assert_rows(&held.join().unwrap(), &[&format!("the dog {GATE}")]);
+    // A request queued after the /mine jobs: when it is answered, they have been taken.
+    assert_rows(
+        &server.post("/embed", &embed_body(&["the cat"])),
+        &["the cat"],
+    );
+    let (_, metrics) = server.request("GET", "/metrics", "");
+    assert_eq!(metric(&metrics, "lase_sentences_abandoned_total"), 6.0);
+    assert!(
+        metrics.contains("lase_requests_total{route=\"/mine\",status=\"413\"} 1"),
+        "{metrics}"
+    );
+    eprintln!("/mine bound {bound:?}: answered 413 after {took:?}; 6 sentences skipped");
+}
+
+#[test]
 fn concurrent_requests_are_all_answered() {
     let server = Server::start(ServeConfig::default());
     let sentences: Vec<String> = (0..16)

@@ -34,6 +34,39 @@ pub struct KnnOptions {
     /// Rows of Y per block.
     pub key_block: usize,
     pub device: Device,
+    /// Stop with [`LaseError::DeadlineExceeded`] at the first block that starts past
+    /// this instant (a server's per-request time bound); `None` = no bound.
+    pub deadline: Option<Deadline>,
+}
+
+/// An instant past which work stops, and the bound it came from (for the error).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deadline {
+    pub at: std::time::Instant,
+    pub bound: std::time::Duration,
+}
+
+impl Deadline {
+    /// `bound` from now.
+    pub fn after(bound: std::time::Duration) -> Self {
+        Self {
+            at: std::time::Instant::now() + bound,
+            bound,
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        std::time::Instant::now() >= self.at
+    }
+
+    /// `Err(DeadlineExceeded)` once passed.
+    pub fn check(&self) -> Result<()> {
+        if self.passed() {
+            Err(LaseError::DeadlineExceeded(self.bound))
+        } else {
+            Ok(())
+        }
+    }
 }
 
 impl KnnOptions {
@@ -44,6 +77,7 @@ impl KnnOptions {
             query_block: 2048,
             key_block: 4096,
             device: Device::Cpu,
+            deadline: None,
         }
     }
 }
@@ -146,9 +180,15 @@ pub fn knn_both_ways_with_progress(
             ));
         }
         let workers = tch::get_num_threads().max(1) as usize;
-        return Ok(super::topk_cpu::knn_both_ways_cpu(
-            x, y, kx, ky, workers, progress,
-        ));
+        return super::topk_cpu::knn_both_ways_cpu(
+            x,
+            y,
+            kx,
+            ky,
+            workers,
+            options.deadline,
+            progress,
+        );
     }
     let mut x_best = TopK::new(x.rows, kx, device);
     let mut y_best = TopK::new(y.rows, ky, device);
@@ -161,6 +201,9 @@ pub fn knn_both_ways_with_progress(
         let xe = (xs + qb).min(x.rows);
         let xq = x.block(xs, xe, device);
         for ys in (0..y.rows).step_by(kb) {
+            if let Some(d) = &options.deadline {
+                d.check()?;
+            }
             done += 1;
             let ye = (ys + kb).min(y.rows);
             let yk = y.block(ys, ye, device);

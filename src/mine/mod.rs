@@ -14,7 +14,7 @@ pub mod topk_cpu;
 
 use std::collections::HashMap;
 
-pub use knn::{KnnOptions, SearchKernel, knn, knn_both_ways};
+pub use knn::{Deadline, KnnOptions, SearchKernel, knn, knn_both_ways};
 pub use margin::Margin;
 pub use matrix::{MatrixView, Neighbours};
 pub use retrieval::{Retrieval, ScoredPair};

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tch::{Device, Kind, Tensor};
 
 use super::matrix::{MatrixView, Neighbours};
+use crate::error::Result;
 
 /// Rows of X per tile.
 pub const QUERY_TILE: usize = 256;
@@ -120,8 +121,9 @@ pub fn knn_both_ways_cpu(
     kx: usize,
     ky: usize,
     workers: usize,
+    deadline: Option<super::knn::Deadline>,
     progress: &mut (dyn FnMut(usize, usize) + Send),
-) -> (Neighbours, Neighbours) {
+) -> Result<(Neighbours, Neighbours)> {
     let query_tiles = x.rows.div_ceil(QUERY_TILE);
     let key_tiles = y.rows.div_ceil(KEY_TILE);
     let total = query_tiles * key_tiles;
@@ -132,12 +134,17 @@ pub fn knn_both_ways_cpu(
     let workers = workers.clamp(1, query_tiles.max(1));
     let outer_threads = tch::get_num_threads();
 
+    let stopped = std::sync::atomic::AtomicBool::new(false);
     let work = || -> TopKLists {
         tch::set_num_threads(1);
         let _no_grad = tch::no_grad_guard();
         let mut cols = TopKLists::new(y.rows, ky);
         let mut tile = vec![0f32; QUERY_TILE * KEY_TILE];
         loop {
+            if deadline.is_some_and(|d| d.passed()) {
+                stopped.store(true, Ordering::Relaxed);
+                break;
+            }
             let q = next.fetch_add(1, Ordering::Relaxed);
             if q >= query_tiles {
                 break;
@@ -197,8 +204,12 @@ pub fn knn_both_ways_cpu(
     for other in &column_lists {
         cols.merge(other);
     }
+    if stopped.into_inner() {
+        let bound = deadline.map(|d| d.bound).unwrap_or_default();
+        return Err(crate::error::LaseError::DeadlineExceeded(bound));
+    }
     let rows = rows_out.into_inner().expect("no worker panicked");
-    (
+    Ok((
         Neighbours {
             k: kx,
             scores: rows.scores,
@@ -209,7 +220,7 @@ pub fn knn_both_ways_cpu(
             scores: cols.scores,
             indices: cols.indices,
         },
-    )
+    ))
 }
 
 #[cfg(test)]

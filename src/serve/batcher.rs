@@ -135,6 +135,14 @@ impl RunningJob {
         }
     }
 
+    /// Nobody waits for this job's vectors any more: it was answered already (failed),
+    /// or its receiver was dropped (the client went away, or the request timed out).
+    fn abandoned(&self) -> bool {
+        lock(&self.respond)
+            .as_ref()
+            .is_none_or(oneshot::Sender::is_closed)
+    }
+
     /// Answers the job with an error at once; rows filled later are ignored.
     fn fail(&self, error: InferenceFailed) {
         if let Some(respond) = lock(&self.respond).take() {
@@ -243,6 +251,9 @@ impl Pool {
     /// each job is retried in a pass of its own: only a job whose own pass fails is
     /// answered with the error.
     fn run_pass(&self, pass: Pass) {
+        let Some(pass) = self.without_abandoned(pass) else {
+            return;
+        };
         let items: Vec<&TokenIds> = pass.tokens.iter().collect();
         let error = match self.try_pass(&items) {
             Ok(values) => {
@@ -274,6 +285,25 @@ impl Pool {
                 Err(error) => job.fail(error),
             }
         }
+    }
+
+    /// The pass without the rows of abandoned jobs (`None` if none is left): work for
+    /// a request that nobody waits for is not done.
+    fn without_abandoned(&self, pass: Pass) -> Option<Pass> {
+        if !pass.rows.iter().any(|(job, _)| job.abandoned()) {
+            return Some(pass);
+        }
+        let before = pass.rows.len();
+        let (tokens, rows): (Vec<TokenIds>, Vec<(Arc<RunningJob>, usize)>) = pass
+            .tokens
+            .into_iter()
+            .zip(pass.rows)
+            .filter(|(_, (job, _))| !job.abandoned())
+            .unzip();
+        self.metrics
+            .sentences_abandoned
+            .fetch_add((before - rows.len()) as u64, Ordering::Relaxed);
+        (!rows.is_empty()).then_some(Pass { tokens, rows })
     }
 
     /// One forward pass with its panic caught: the pass's values, or why there are none.

@@ -71,6 +71,9 @@ pub struct Metrics {
     pub sentences_embedded: AtomicU64,
     /// Forward passes (or worker loops) that panicked and were caught.
     pub inference_panics: AtomicU64,
+    /// Sentences dropped before their forward pass because nobody waits for them any
+    /// more (the client went away, or the request hit its time bound).
+    pub sentences_abandoned: AtomicU64,
 }
 
 impl Default for Metrics {
@@ -82,6 +85,7 @@ impl Default for Metrics {
             queue_depth: AtomicU64::new(0),
             sentences_embedded: AtomicU64::new(0),
             inference_panics: AtomicU64::new(0),
+            sentences_abandoned: AtomicU64::new(0),
         }
     }
 }
@@ -136,6 +140,11 @@ impl Metrics {
             out,
             "# HELP lase_inference_panics_total Inference passes that panicked (caught; the request got a 500).\n# TYPE lase_inference_panics_total counter\nlase_inference_panics_total {}",
             self.inference_panics.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP lase_sentences_abandoned_total Sentences skipped before their forward pass: their request was gone (client disconnected or time bound hit).\n# TYPE lase_sentences_abandoned_total counter\nlase_sentences_abandoned_total {}",
+            self.sentences_abandoned.load(Ordering::Relaxed)
         );
         out
     }

@@ -31,7 +31,7 @@ use self::api::*;
 use self::batcher::{Batcher, EnqueueError, PassEncoder};
 use self::metrics::Metrics;
 use crate::inference::{EncodeOptions, InferenceEncoder};
-use crate::mine::{MatrixView, MineOptions, mine};
+use crate::mine::{Deadline, MatrixView, MineOptions, mine};
 use crate::model::SentenceEncoder;
 use crate::tokenizer::{SentenceTokenizer, TokenIds};
 
@@ -48,6 +48,9 @@ pub struct ServeConfig {
     /// Most tokens over both sides of one /mine request (413 above): embedding is
     /// nearly all of a /mine request's time, and it grows with its tokens.
     pub max_mine_tokens: usize,
+    /// Longest one /mine request may take from its arrival (queueing, embedding and the
+    /// search); past it the request gets 413 and its work still queued is dropped.
+    pub max_mine_time: std::time::Duration,
     /// Token budget of one coalesced inference run.
     pub max_batch_tokens: usize,
     /// Requests waiting for the inference thread before new ones get 429.
@@ -65,6 +68,7 @@ impl Default for ServeConfig {
             max_client_batch_size: 256,
             max_mine_sentences: 10_000,
             max_mine_tokens: 131_072,
+            max_mine_time: std::time::Duration::from_secs(60),
             max_batch_tokens: 16_384,
             max_queued_requests: 512,
             shutdown_timeout: std::time::Duration::from_secs(30),
@@ -104,6 +108,17 @@ impl ApiError {
             status: StatusCode::PAYLOAD_TOO_LARGE,
             kind: "PayloadTooLarge",
             message: message.into(),
+        }
+    }
+
+    fn time_limit(bound: std::time::Duration) -> Self {
+        Self {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            kind: "TimeLimit",
+            message: format!(
+                "the request did not finish within the per-request time limit of {:.1} s; send fewer sentences",
+                bound.as_secs_f64()
+            ),
         }
     }
 
@@ -535,9 +550,11 @@ async fn mine_pairs(
     body: Result<Json<MineRequest>, JsonRejection>,
 ) -> Response {
     let started = Instant::now();
+    let deadline = Deadline::after(state.config.max_mine_time);
     let result = async {
         let Json(req) = body?;
         let mut options = MineOptions::default();
+        options.knn.deadline = Some(deadline);
         if let Some(k) = req.k {
             if k == 0 {
                 return Err(ApiError::validation("k must be at least 1"));
@@ -565,8 +582,21 @@ async fn mine_pairs(
                 state.config.max_mine_tokens
             )));
         }
-        let (x, _) = embed_tokens(&state, src_tokens).await?;
-        let (y, _) = embed_tokens(&state, tgt_tokens).await?;
+        // Both sides queued at once; past the deadline the receivers are dropped, and
+        // the batcher skips the passes nobody waits for.
+        let both = async {
+            let x = state.batcher.submit(src_tokens)?;
+            let y = state.batcher.submit(tgt_tokens)?;
+            let receive = |r: tokio::sync::oneshot::Receiver<self::batcher::JobResult>| async {
+                r.await
+                    .map_err(|_| ApiError::backend("the inference thread stopped"))?
+                    .map_err(|e| ApiError::backend(e.to_string()))
+            };
+            Ok::<_, ApiError>((receive(x).await?, receive(y).await?))
+        };
+        let (x, y) = tokio::time::timeout_at(deadline.at.into(), both)
+            .await
+            .map_err(|_| ApiError::time_limit(deadline.bound))??;
         let dim = state.dim;
         let flat = |t: &Tensor| -> Vec<f32> {
             let t = crate::model::l2_normalize(t).contiguous();
@@ -586,7 +616,10 @@ async fn mine_pairs(
         })
         .await
         .map_err(|e| ApiError::backend(format!("mining failed: {e}")))?
-        .map_err(|e| ApiError::validation(e.to_string()))?;
+        .map_err(|e| match e {
+            crate::error::LaseError::DeadlineExceeded(bound) => ApiError::time_limit(bound),
+            e => ApiError::validation(e.to_string()),
+        })?;
         let pairs = mined
             .pairs
             .iter()
