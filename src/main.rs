@@ -147,6 +147,16 @@ struct ServeArgs {
     /// stops regardless.
     #[arg(long, default_value_t = 30)]
     shutdown_timeout_seconds: u64,
+    /// Seconds a client has to send a request's headers before its connection is closed
+    /// (slow clients hold a connection no longer than this).
+    #[arg(long, default_value_t = 10)]
+    header_timeout_seconds: u64,
+    /// Seconds a client has to send a request's body after its headers (then 408).
+    #[arg(long, default_value_t = 30)]
+    body_timeout_seconds: u64,
+    /// Connections open at once; more wait in the accept backlog.
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
     /// Most padded tokens per forward pass within a coalesced run (default on CPU: 256,
     /// half of `lase embed`'s, so a run of a few dozen sentences splits into enough
     /// forward passes to keep every worker busy; on GPU the device's default).
@@ -481,6 +491,16 @@ fn main() -> Result<()> {
 fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
     let encoder = SentenceEncoder::load(&args.model, device)
         .with_context(|| format!("loading model {}", args.model.display()))?;
+    for (flag, value) in [
+        (
+            "--header-timeout-seconds",
+            args.header_timeout_seconds as usize,
+        ),
+        ("--body-timeout-seconds", args.body_timeout_seconds as usize),
+        ("--max-connections", args.max_connections),
+    ] {
+        anyhow::ensure!(value > 0, "{flag} must be at least 1");
+    }
     let config = lase::serve::ServeConfig {
         model_id: args.model.display().to_string(),
         max_body_bytes: args.max_body_bytes,
@@ -499,6 +519,11 @@ fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
                 )
             })?,
         shutdown_timeout: std::time::Duration::from_secs(args.shutdown_timeout_seconds),
+        connections: lase::serve::connections::ConnectionLimits {
+            header_read_timeout: std::time::Duration::from_secs(args.header_timeout_seconds),
+            body_read_timeout: std::time::Duration::from_secs(args.body_timeout_seconds),
+            max_connections: args.max_connections,
+        },
     };
     let mut options = lase::inference::EncodeOptions::for_device(device);
     match (args.forward_batch_tokens, device) {

@@ -693,6 +693,77 @@ fn mine_past_its_time_bound_answers_413_and_its_queued_work_is_dropped() {
     eprintln!("/mine bound {bound:?}: answered 413 after {took:?}; 6 sentences skipped");
 }
 
+/// Slow clients (slowloris) hold a connection no longer than the limits: headers that
+/// never finish are cut off at the header timeout, a body that stops coming gets 408 at
+/// the body timeout, and past the connection cap new clients wait for a free slot.
+#[test]
+fn slow_clients_are_cut_off_at_their_timeouts() {
+    use lase::serve::connections::ConnectionLimits;
+    let limits = ConnectionLimits {
+        header_read_timeout: Duration::from_millis(500),
+        body_read_timeout: Duration::from_millis(500),
+        max_connections: 1,
+    };
+    let server = Server::start(ServeConfig {
+        connections: limits,
+        ..Default::default()
+    });
+    // Headers that never end: the server closes the connection at the header timeout.
+    let mut slow = TcpStream::connect(server.addr).unwrap();
+    slow.set_read_timeout(Some(PATIENCE)).unwrap();
+    let opened = std::time::Instant::now();
+    slow.write_all(b"POST /embed HTTP/1.1\r\nHost: localhost\r\nX-Slow: aaaa")
+        .unwrap();
+    // With one connection allowed, a valid request waits until the slow one is gone.
+    let (tx, rx) = channel();
+    {
+        let client = server.client();
+        std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let reply = client.post("/embed", &embed_body(&["the cat"]));
+            let _ = tx.send((reply, started.elapsed()));
+        });
+    }
+    let mut rest = Vec::new();
+    let _ = slow.read_to_end(&mut rest); // returns when the server closes it
+    let held = opened.elapsed();
+    assert!(
+        held >= limits.header_read_timeout && held < PATIENCE,
+        "the slow connection was closed after {held:?}"
+    );
+    let (reply, waited) = rx
+        .recv_timeout(PATIENCE)
+        .expect("the valid request is answered");
+    assert_rows(&reply, &["the cat"]);
+    assert!(
+        waited >= limits.header_read_timeout.mul_f64(0.8),
+        "the valid request was served after {waited:?}, before the slow client's slot was free"
+    );
+    // A body that stops half-way: 408 with a JSON error at the body timeout.
+    let mut stalled = TcpStream::connect(server.addr).unwrap();
+    stalled.set_read_timeout(Some(PATIENCE)).unwrap();
+    let started = std::time::Instant::now();
+    stalled
+        .write_all(b"POST /embed HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"inputs\": [\"the")
+        .unwrap();
+    let mut response = Vec::new();
+    let _ = stalled.read_to_end(&mut response);
+    let took = started.elapsed();
+    let text = String::from_utf8_lossy(&response);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    let body: serde_json::Value =
+        serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap();
+    assert_eq!(body["error_type"], "Timeout", "{body}");
+    assert!(
+        took >= limits.body_read_timeout && took < PATIENCE,
+        "{took:?}"
+    );
+    eprintln!(
+        "slow headers closed after {held:?}; the valid request behind them answered after {waited:?}; \
+         stalled body answered 408 after {took:?}"
+    );
+}
+
 #[test]
 fn concurrent_requests_are_all_answered() {
     let server = Server::start(ServeConfig::default());

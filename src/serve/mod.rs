@@ -12,9 +12,10 @@
 
 pub mod api;
 pub mod batcher;
+pub mod connections;
 pub mod metrics;
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -58,6 +59,8 @@ pub struct ServeConfig {
     /// After a shutdown signal, in-flight requests get this long to finish; then the
     /// server stops regardless (their connections close without an answer).
     pub shutdown_timeout: std::time::Duration,
+    /// Header and body read timeouts and the connection cap (slow clients).
+    pub connections: connections::ConnectionLimits,
 }
 
 impl Default for ServeConfig {
@@ -72,6 +75,7 @@ impl Default for ServeConfig {
             max_batch_tokens: 16_384,
             max_queued_requests: 512,
             shutdown_timeout: std::time::Duration::from_secs(30),
+            connections: connections::ConnectionLimits::default(),
         }
     }
 }
@@ -133,6 +137,13 @@ impl ApiError {
 
 impl From<JsonRejection> for ApiError {
     fn from(r: JsonRejection) -> Self {
+        if connections::is_body_timeout(&r) {
+            return Self {
+                status: StatusCode::REQUEST_TIMEOUT,
+                kind: "Timeout",
+                message: r.body_text(),
+            };
+        }
         let status = r.status();
         Self {
             status,
@@ -277,15 +288,13 @@ pub async fn serve_with(
             Err(_) => std::future::pending::<()>().await,
         }
     };
-    let graceful = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .into_future();
+    let graceful = connections::serve_connections(listener, app, config.connections, shutdown);
     tokio::select! {
-        served = graceful => {
+        () = graceful => {
             // The router (and with it every Batcher handle) is gone: the worker drains
             // and exits.
             let _ = tokio::task::spawn_blocking(move || worker.join()).await;
-            served
+            Ok(())
         }
         () = deadline => {
             // Requests still in flight are dropped with their connections; the worker
