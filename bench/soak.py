@@ -234,6 +234,11 @@ async def main():
     fds = [f for _, _, f in samples]
     print(f"server RSS: {rss[0] / 1024:.0f} MiB at the start, peak {max(rss) / 1024:.0f} MiB, {rss[-1] / 1024:.0f} MiB at the end; "
           f"open fds {fds[0]} at the start, peak {max(fds)}, {fds[-1]} at the end")
+    t0 = samples[0][0]
+    by_minute = {}
+    for t, r, _ in samples:
+        by_minute.setdefault(int((t - t0) // 60), r)
+    print("server RSS at the start of each minute (MiB): " + ", ".join(f"{m}: {r / 1024:.0f}" for m, r in sorted(by_minute.items())))
     print(f"server alive at the end: {alive}; a valid request after the soak: {check}")
     for f in soak.failures[:20]:
         print("FAILURE", f)
