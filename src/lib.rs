@@ -17,6 +17,7 @@ pub mod model;
 pub mod rng;
 pub mod runtime;
 pub mod serve;
+pub mod shard;
 pub mod tokenizer;
 pub mod train;
 

@@ -1,5 +1,7 @@
 //! The `lase` command line: a thin layer that parses arguments and calls the library.
 
+mod cli;
+
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -38,6 +40,10 @@ enum Command {
     Embed(EmbedArgs),
     /// Mine parallel sentences from two monolingual files (margin-scored k-NN, as LASER).
     Mine(MineArgs),
+    /// Sharded mining, step by step (for cluster jobs): init, embed, knn, mine. The
+    /// pairs equal lase mine's on the same corpora.
+    #[command(subcommand)]
+    Shard(cli::shard::ShardCommand),
     /// Evaluate a model on benchmarks: tatoeba, flores, bucc, pool, sts, sib.
     Eval(EvalArgs),
     /// Train an encoder from a TOML recipe (configs/ems.toml, ...); resumes a killed run.
@@ -452,6 +458,7 @@ fn main() -> Result<()> {
     match cli.command {
         Command::Embed(args) => embed(args, device),
         Command::Mine(args) => mine(args, device),
+        Command::Shard(command) => cli::shard::run(command, device),
         Command::Eval(args) => eval(args, device),
         Command::Train(args) => train(args, device),
         Command::Distill(DistillArgs {

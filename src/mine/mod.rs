@@ -231,12 +231,15 @@ pub fn normalize_rows(values: &mut [f32], dim: usize) {
     }
 }
 
+/// Whether a row's L2 norm is off 1 by more than 1e-3 (the check before a search).
+pub fn off_unit_length(row: &[f32]) -> bool {
+    let n: f32 = row.iter().map(|v| v * v).sum::<f32>().sqrt();
+    (n - 1.0).abs() > 1e-3
+}
+
 /// Checks that rows are unit vectors; returns a normalised copy when they are not.
 pub fn normalized_copy_if_needed(m: &MatrixView) -> Option<Vec<f32>> {
-    let off = (0..m.rows).any(|i| {
-        let n: f32 = m.row(i).iter().map(|v| v * v).sum::<f32>().sqrt();
-        (n - 1.0).abs() > 1e-3
-    });
+    let off = (0..m.rows).any(|i| off_unit_length(m.row(i)));
     off.then(|| {
         let mut out = m.data.to_vec();
         normalize_rows(&mut out, m.cols);

@@ -7,6 +7,12 @@
 //!
 //! Ties keep the lower index first, as a stable sort would.
 //!
+//! Every score is the same float whatever the tile it falls in: libtorch's matrix
+//! product gives bit-identical elements for tiles of ordinary size, but rounds
+//! differently for very small operands (a 1-row product is a matrix-vector product), so
+//! small tiles are padded ([`tile_product`]). That is what lets a corpus split into shards
+//! ([`RunningTopK`], `lase shard`) find exactly the neighbours one search finds.
+//!
 //! Memory beyond the inputs: per worker one tile (2 MiB) and column lists for all of Y
 //! (12 k bytes per row of Y: 4.8 MB for 100k rows at k = 4). With many workers and
 //! very large Y, those lists dominate; sharding Y across workers would remove the copies.
@@ -86,6 +92,162 @@ impl TopKLists {
     }
 }
 
+/// Tiles narrower than this many rows or columns are padded to it before the product.
+/// libtorch's CPU matrix product rounds differently for small operands (here, measured
+/// on an AVX2 EPYC with libtorch 2.11: fewer than 4 rows or fewer than 12 columns), and
+/// the same elements from any larger tile agree to the bit.
+const MIN_TILE: usize = 64;
+
+/// `tile[..nq * nk]` = `xq` [nq, d] · `yk` [nk, d]ᵀ, small operands padded (with copies
+/// of their first row) to [`MIN_TILE`] so that every element comes from the same kernel.
+fn tile_product(tile: &mut [f32], xq: &[f32], nq: usize, yk: &[f32], nk: usize, d: usize) {
+    if nq >= MIN_TILE && nk >= MIN_TILE {
+        let out = tensor_view_mut(&mut tile[..nq * nk], nq, nk);
+        let _ = tensor_view(xq, nq, d).mm_out(&out, &tensor_view(yk, nk, d).tr());
+        return;
+    }
+    let pad = |m: &[f32], n: usize| -> Vec<f32> {
+        let mut v = m.to_vec();
+        for _ in n..MIN_TILE {
+            v.extend_from_slice(&m[..d]);
+        }
+        v
+    };
+    let (px, pq) = (pad(xq, nq), nq.max(MIN_TILE));
+    let (py, pk) = (pad(yk, nk), nk.max(MIN_TILE));
+    let mut padded = vec![0f32; pq * pk];
+    {
+        let out = tensor_view_mut(&mut padded, pq, pk);
+        let _ = tensor_view(&px, pq, d).mm_out(&out, &tensor_view(&py, pk, d).tr());
+    }
+    for r in 0..nq {
+        tile[r * nk..(r + 1) * nk].copy_from_slice(&padded[r * pk..r * pk + nk]);
+    }
+}
+
+/// The top-k of every row of a query matrix over key matrices given one after another
+/// (shards of one corpus, in order): the same lists, to the bit, as one search over the
+/// keys concatenated.
+pub struct RunningTopK {
+    lists: TopKLists,
+    keys_seen: usize,
+}
+
+impl RunningTopK {
+    pub fn new(rows: usize, k: usize) -> Self {
+        Self {
+            lists: TopKLists::new(rows, k.max(1)),
+            keys_seen: 0,
+        }
+    }
+
+    /// Scans `y`, whose rows are numbered from the number of key rows seen so far, with
+    /// `workers` threads over query tiles; stops at `deadline` with `DeadlineExceeded`.
+    pub fn update(
+        &mut self,
+        x: &MatrixView,
+        y: &MatrixView,
+        workers: usize,
+        deadline: Option<super::knn::Deadline>,
+    ) -> Result<()> {
+        super::knn::validate_pair(x, y)?;
+        let offset = self.keys_seen;
+        let k = self.lists.k;
+        let query_tiles = x.rows.div_ceil(QUERY_TILE);
+        let key_tiles = y.rows.div_ceil(KEY_TILE);
+        let next = AtomicUsize::new(0);
+        let stopped = std::sync::atomic::AtomicBool::new(false);
+        let shared = Mutex::new(&mut self.lists);
+        let workers = workers.clamp(1, query_tiles.max(1));
+        let outer_threads = tch::get_num_threads();
+        let work = || {
+            tch::set_num_threads(1);
+            let _no_grad = tch::no_grad_guard();
+            let mut tile = vec![0f32; QUERY_TILE * KEY_TILE];
+            loop {
+                if deadline.is_some_and(|d| d.passed()) {
+                    stopped.store(true, Ordering::Relaxed);
+                    break;
+                }
+                let q = next.fetch_add(1, Ordering::Relaxed);
+                if q >= query_tiles {
+                    break;
+                }
+                let xs = q * QUERY_TILE;
+                let xe = (xs + QUERY_TILE).min(x.rows);
+                let nq = xe - xs;
+                let mut rows = TopKLists::new(nq, k);
+                {
+                    let lists = shared.lock().expect("no worker panicked");
+                    rows.scores.copy_from_slice(&lists.scores[xs * k..xe * k]);
+                    rows.indices.copy_from_slice(&lists.indices[xs * k..xe * k]);
+                }
+                let xq = &x.data[xs * x.cols..xe * x.cols];
+                for t in 0..key_tiles {
+                    let ys = t * KEY_TILE;
+                    let ye = (ys + KEY_TILE).min(y.rows);
+                    let nk = ye - ys;
+                    tile_product(
+                        &mut tile,
+                        xq,
+                        nq,
+                        &y.data[ys * y.cols..ye * y.cols],
+                        nk,
+                        x.cols,
+                    );
+                    for r in 0..nq {
+                        let row = &tile[r * nk..(r + 1) * nk];
+                        let mut threshold = rows.threshold(r);
+                        for (c, &s) in row.iter().enumerate() {
+                            if s > threshold {
+                                rows.insert(r, s, (offset + ys + c) as i64);
+                                threshold = rows.threshold(r);
+                            }
+                        }
+                    }
+                }
+                let mut lists = shared.lock().expect("no worker panicked");
+                lists.scores[xs * k..xe * k].copy_from_slice(&rows.scores);
+                lists.indices[xs * k..xe * k].copy_from_slice(&rows.indices);
+            }
+        };
+        if workers == 1 {
+            work();
+        } else {
+            std::thread::scope(|s| {
+                for _ in 0..workers {
+                    s.spawn(work);
+                }
+            });
+        }
+        tch::set_num_threads(outer_threads);
+        if stopped.into_inner() {
+            let bound = deadline.map(|d| d.bound).unwrap_or_default();
+            return Err(crate::error::LaseError::DeadlineExceeded(bound));
+        }
+        self.keys_seen += y.rows;
+        Ok(())
+    }
+
+    /// The lists, k capped at the number of key rows seen (as one search caps it).
+    pub fn into_neighbours(self) -> Neighbours {
+        let k = self.lists.k;
+        let kept = k.min(self.keys_seen).max(1);
+        let rows = self.lists.scores.len() / k;
+        let mut scores = Vec::with_capacity(rows * kept);
+        let mut indices = Vec::with_capacity(rows * kept);
+        for i in 0..rows {
+            scores.extend_from_slice(&self.lists.scores[i * k..i * k + kept]);
+            indices.extend_from_slice(&self.lists.indices[i * k..i * k + kept]);
+        }
+        Neighbours {
+            k: kept,
+            scores,
+            indices,
+        }
+    }
+}
+
 /// A tensor over `data` (read-only use).
 fn tensor_view(data: &[f32], rows: usize, cols: usize) -> Tensor {
     // SAFETY: the tensor views `data`, which outlives it (both live within one tile
@@ -152,16 +314,19 @@ pub fn knn_both_ways_cpu(
             let xs = q * QUERY_TILE;
             let xe = (xs + QUERY_TILE).min(x.rows);
             let nq = xe - xs;
-            let xq = tensor_view(&x.data[xs * x.cols..xe * x.cols], nq, x.cols);
             let mut rows = TopKLists::new(nq, kx);
             for t in 0..key_tiles {
                 let ys = t * KEY_TILE;
                 let ye = (ys + KEY_TILE).min(y.rows);
                 let nk = ye - ys;
-                let yk = tensor_view(&y.data[ys * y.cols..ye * y.cols], nk, y.cols);
-                let out = tensor_view_mut(&mut tile[..nq * nk], nq, nk);
-                let _ = xq.mm_out(&out, &yk.tr());
-                drop(out);
+                tile_product(
+                    &mut tile,
+                    &x.data[xs * x.cols..xe * x.cols],
+                    nq,
+                    &y.data[ys * y.cols..ye * y.cols],
+                    nk,
+                    x.cols,
+                );
                 for r in 0..nq {
                     let row = &tile[r * nk..(r + 1) * nk];
                     let mut row_threshold = rows.threshold(r);
@@ -249,5 +414,52 @@ mod tests {
         a.merge(&b);
         assert_eq!(a.scores, vec![0.9, 0.8]);
         assert_eq!(a.indices, vec![7, 1]);
+    }
+
+    /// Queries and keys cut into pieces of 1, 2 and odd sizes (tiles of one row or one
+    /// column included) give the lists of one search over the whole, to the bit.
+    #[test]
+    fn shards_of_any_size_find_exactly_what_one_search_finds() {
+        let (nx, ny, d) = (300, 4100, 24);
+        let mut rng = crate::rng::SplitMix64::new(3);
+        let mut values = |n: usize| -> Vec<f32> {
+            (0..n * d)
+                .map(|_| rng.below(20_001) as f32 / 10_000.0 - 1.0)
+                .collect()
+        };
+        let (xv, yv) = (values(nx), values(ny));
+        let xm = MatrixView::new(&xv, nx, d).unwrap();
+        let ym = MatrixView::new(&yv, ny, d).unwrap();
+        let (fwd, bwd) = knn_both_ways_cpu(&xm, &ym, 4, 4, 2, None, &mut |_, _| {}).unwrap();
+        let pieces = |n: usize, cuts: &[usize]| -> Vec<(usize, usize)> {
+            let mut at = 0;
+            let mut out = Vec::new();
+            for &c in cuts.iter().chain(std::iter::once(&n)) {
+                out.push((at, c));
+                at = c;
+            }
+            out
+        };
+        let search = |q: &[f32], nq: usize, k_data: &[f32], key_cuts: &[(usize, usize)]| {
+            let qm = MatrixView::new(q, nq, d).unwrap();
+            let mut lists = RunningTopK::new(nq, 4);
+            for &(s, e) in key_cuts {
+                let km = MatrixView::new(&k_data[s * d..e * d], e - s, d).unwrap();
+                lists.update(&qm, &km, 2, None).unwrap();
+            }
+            lists.into_neighbours()
+        };
+        let key_cuts = pieces(ny, &[1, 3, 2051, 2052, 4099]);
+        for &(s, e) in &pieces(nx, &[1, 2, 257, 299]) {
+            let got = search(&xv[s * d..e * d], e - s, &yv, &key_cuts);
+            assert_eq!(got.indices, fwd.indices[s * 4..e * 4], "rows {s}..{e}");
+            assert_eq!(got.scores, fwd.scores[s * 4..e * 4], "rows {s}..{e}");
+        }
+        let query_cuts = pieces(nx, &[1, 130, 131]);
+        for &(s, e) in &pieces(ny, &[1, 2049, 4098]) {
+            let got = search(&yv[s * d..e * d], e - s, &xv, &query_cuts);
+            assert_eq!(got.indices, bwd.indices[s * 4..e * 4], "rows {s}..{e}");
+            assert_eq!(got.scores, bwd.scores[s * 4..e * 4], "rows {s}..{e}");
+        }
     }
 }

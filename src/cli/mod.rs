@@ -1,0 +1,3 @@
+//! Subcommand groups of the `lase` binary that live outside main.rs.
+
+pub mod shard;

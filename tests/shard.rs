@@ -1,0 +1,232 @@
+//! Sharded mining (`lase shard init|embed|knn|mine`) gives the same pairs file as
+//! single-process `lase mine --model`, byte for byte, for 1, 2 and 7 shards of uneven
+//! sizes, and a shard whose output was lost is redone while finished ones are skipped.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use lase::rng::SplitMix64;
+
+fn lase() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lase"));
+    c.args(["--device", "cpu", "--threads", "1"]);
+    c
+}
+
+fn run(c: &mut Command) -> String {
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{c:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `n` sentences of 2-7 tiny-vocabulary words; every 5th line of `seed` 1 and 2 is
+/// shared between the two corpora (translations to find), some lines are empty.
+fn corpus(dir: &Path, name: &str, n: usize, seed: u64) -> PathBuf {
+    let mut rng = SplitMix64::new(seed);
+    let mut shared = SplitMix64::new(99);
+    let mut text = String::new();
+    for i in 0..n {
+        let rng = if i % 5 == 0 { &mut shared } else { &mut rng };
+        let len = 2 + rng.below(6);
+        let words: Vec<&str> = (0..len)
+            .map(|_| TINY_WORDS[rng.below(TINY_WORDS.len())])
+            .collect();
+        if i % 997 != 3 {
+            text.push_str(&words.join(" "));
+        }
+        text.push('\n');
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn shard_mine(
+    work: &Path,
+    tag: &str,
+    model: &Path,
+    (src, src_shards): (&Path, usize),
+    (tgt, tgt_shards): (&Path, usize),
+) -> (PathBuf, Vec<String>) {
+    let root = work.join(tag);
+    let (s, t, knn) = (root.join("src"), root.join("tgt"), root.join("knn"));
+    let mut log = Vec::new();
+    for (store, input, n) in [(&s, src, src_shards), (&t, tgt, tgt_shards)] {
+        log.push(run(lase()
+            .args(["shard", "init", "--shards", &n.to_string(), "--input"])
+            .arg(input)
+            .arg("--store")
+            .arg(store)));
+        let shards = lase::shard::Store::open(store).unwrap().shards();
+        for i in 0..shards {
+            log.push(run(lase()
+                .args([
+                    "shard",
+                    "embed",
+                    "--quiet",
+                    "--shard",
+                    &i.to_string(),
+                    "--model",
+                ])
+                .arg(model)
+                .arg("--store")
+                .arg(store)));
+        }
+    }
+    for (direction, store) in [("fwd", &s), ("bwd", &t)] {
+        let shards = lase::shard::Store::open(store).unwrap().shards();
+        for i in 0..shards {
+            log.push(run(lase()
+                .args([
+                    "shard",
+                    "knn",
+                    "--direction",
+                    direction,
+                    "--shard",
+                    &i.to_string(),
+                ])
+                .arg("--src")
+                .arg(&s)
+                .arg("--tgt")
+                .arg(&t)
+                .arg("--out")
+                .arg(&knn)));
+        }
+    }
+    let pairs = root.join("pairs.tsv");
+    log.push(run(lase()
+        .args(["shard", "mine", "--indices", "--src"])
+        .arg(&s)
+        .arg("--tgt")
+        .arg(&t)
+        .arg("--knn")
+        .arg(&knn)
+        .arg("--output")
+        .arg(&pairs)));
+    (pairs, log)
+}
+
+#[test]
+fn sharded_mining_equals_lase_mine_for_1_2_and_7_shards() {
+    let work = tempfile::tempdir().unwrap();
+    let model = work.path().join("model");
+    tiny_encoder(tiny_config(), mean_head(16, true), 7)
+        .save(&model)
+        .unwrap();
+    // 7 x 8192 + 3,000 and 6 x 8192 + 5,000 lines: 8 and 7 aligned blocks, so 7 shards
+    // are uneven (one or two blocks, the last a part block).
+    let src = corpus(work.path(), "src.txt", 7 * 8192 + 3000, 1);
+    let tgt = corpus(work.path(), "tgt.txt", 6 * 8192 + 5000, 2);
+    let single = work.path().join("single.tsv");
+    run(lase()
+        .args(["mine", "--quiet", "--indices", "--model"])
+        .arg(&model)
+        .arg("--src")
+        .arg(&src)
+        .arg("--tgt")
+        .arg(&tgt)
+        .arg("--output")
+        .arg(&single));
+    let want = std::fs::read(&single).unwrap();
+    let mined = want.iter().filter(|&&b| b == b'\n').count();
+    assert!(
+        mined > 1000,
+        "only {mined} pairs: the fixture finds too little"
+    );
+    for (src_shards, tgt_shards) in [(1, 1), (2, 7), (7, 2)] {
+        let tag = format!("{src_shards}x{tgt_shards}");
+        let (pairs, log) = shard_mine(
+            work.path(),
+            &tag,
+            &model,
+            (&src, src_shards),
+            (&tgt, tgt_shards),
+        );
+        let got = std::fs::read(&pairs).unwrap();
+        assert!(
+            got == want,
+            "{tag}: the sharded pairs differ from lase mine's ({} vs {} bytes)\n{}",
+            got.len(),
+            want.len(),
+            log.join("")
+        );
+        eprintln!(
+            "{tag} shards: {mined} pairs, byte-identical to lase mine; {}",
+            log[0].trim()
+        );
+    }
+}
+
+#[test]
+fn a_lost_shard_is_redone_and_finished_ones_are_skipped() {
+    let work = tempfile::tempdir().unwrap();
+    let model = work.path().join("model");
+    tiny_encoder(tiny_config(), mean_head(16, true), 8)
+        .save(&model)
+        .unwrap();
+    let src = corpus(work.path(), "src.txt", 3 * 8192 + 100, 3);
+    let tgt = corpus(work.path(), "tgt.txt", 2 * 8192 + 50, 4);
+    let (pairs, _) = shard_mine(work.path(), "run", &model, (&src, 3), (&tgt, 3));
+    let first = std::fs::read(&pairs).unwrap();
+    let root = work.path().join("run");
+    // Shard 1's embedding is cut short and its record gone (a job killed while writing
+    // would leave neither, since both are written atomically: this is worse), and one
+    // k-NN list of each direction is deleted.
+    let npy = root.join("src/shard-00001.npy");
+    let bytes = std::fs::read(&npy).unwrap();
+    std::fs::write(&npy, &bytes[..bytes.len() / 2]).unwrap();
+    std::fs::remove_file(root.join("src/shard-00001.json")).unwrap();
+    std::fs::remove_file(root.join("knn/fwd-00001.json")).unwrap();
+    std::fs::remove_file(root.join("knn/bwd-00000.indices.npy")).unwrap();
+    let (again, log) = shard_mine(work.path(), "run", &model, (&src, 3), (&tgt, 3));
+    let log = log.join("");
+    assert_eq!(std::fs::read(&again).unwrap(), first);
+    let redone: Vec<&str> = log.lines().filter(|l| l.contains(" rows in ")).collect();
+    assert_eq!(
+        redone.len(),
+        3,
+        "exactly the embed of src shard 1 and two k-NN lists are redone:\n{log}"
+    );
+    let steps: Vec<&str> = redone
+        .iter()
+        .map(|l| l.split(" rows in ").next().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "embed shard 1: 8192",
+            "knn Fwd shard 1: 8192",
+            "knn Bwd shard 0: 8192"
+        ],
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("skipped").count(),
+        3 + 3 - 1 + 3 + 3 - 2,
+        "{log}"
+    );
+    // A mine over lists that are not all there names the missing shard.
+    std::fs::remove_file(root.join("knn/bwd-00002.json")).unwrap();
+    let out = lase()
+        .args(["shard", "mine", "--src"])
+        .arg(root.join("src"))
+        .arg("--tgt")
+        .arg(root.join("tgt"))
+        .arg("--knn")
+        .arg(root.join("knn"))
+        .arg("--output")
+        .arg(root.join("partial.tsv"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("bwd shard 2"), "{err}");
+    assert!(!root.join("partial.tsv").exists());
+}
