@@ -8,6 +8,8 @@
 
 use tch::{Device, Kind, Tensor};
 
+use super::deadline::Deadline;
+pub use super::matrix::validate_pair;
 use super::matrix::{MatrixView, Neighbours};
 use crate::error::{LaseError, Result};
 
@@ -37,36 +39,6 @@ pub struct KnnOptions {
     /// Stop with [`LaseError::DeadlineExceeded`] at the first block that starts past
     /// this instant (a server's per-request time bound); `None` = no bound.
     pub deadline: Option<Deadline>,
-}
-
-/// An instant past which work stops, and the bound it came from (for the error).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Deadline {
-    pub at: std::time::Instant,
-    pub bound: std::time::Duration,
-}
-
-impl Deadline {
-    /// `bound` from now.
-    pub fn after(bound: std::time::Duration) -> Self {
-        Self {
-            at: std::time::Instant::now() + bound,
-            bound,
-        }
-    }
-
-    pub fn passed(&self) -> bool {
-        std::time::Instant::now() >= self.at
-    }
-
-    /// `Err(DeadlineExceeded)` once passed.
-    pub fn check(&self) -> Result<()> {
-        if self.passed() {
-            Err(LaseError::DeadlineExceeded(self.bound))
-        } else {
-            Ok(())
-        }
-    }
 }
 
 impl KnnOptions {
@@ -121,30 +93,6 @@ impl TopK {
             indices: Vec::<i64>::try_from(indices.flatten(0, -1)).expect("int64 indices"),
         }
     }
-}
-
-/// Checks what a search needs: same width, non-empty, finite values.
-pub fn validate_pair(x: &MatrixView, y: &MatrixView) -> Result<()> {
-    if x.cols != y.cols {
-        return Err(LaseError::InvalidArgument(format!(
-            "embedding dimensions differ: source is {}-d, target is {}-d",
-            x.cols, y.cols
-        )));
-    }
-    for (name, m) in [("source", x), ("target", y)] {
-        if m.rows == 0 {
-            return Err(LaseError::InvalidArgument(format!(
-                "the {name} corpus is empty"
-            )));
-        }
-        if let Some(pos) = m.data.iter().position(|v| !v.is_finite()) {
-            return Err(LaseError::InvalidArgument(format!(
-                "the {name} embeddings hold a non-finite value (NaN or inf) in row {} (0-based)",
-                pos / m.cols
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// The k nearest neighbours of every row of `x` in `y` and of every row of `y` in `x`

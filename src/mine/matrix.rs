@@ -86,3 +86,27 @@ impl Neighbours {
             .collect()
     }
 }
+
+/// Checks what a search needs: same width, non-empty, finite values.
+pub fn validate_pair(x: &MatrixView, y: &MatrixView) -> Result<()> {
+    if x.cols != y.cols {
+        return Err(LaseError::InvalidArgument(format!(
+            "embedding dimensions differ: source is {}-d, target is {}-d",
+            x.cols, y.cols
+        )));
+    }
+    for (name, m) in [("source", x), ("target", y)] {
+        if m.rows == 0 {
+            return Err(LaseError::InvalidArgument(format!(
+                "the {name} corpus is empty"
+            )));
+        }
+        if let Some(pos) = m.data.iter().position(|v| !v.is_finite()) {
+            return Err(LaseError::InvalidArgument(format!(
+                "the {name} embeddings hold a non-finite value (NaN or inf) in row {} (0-based)",
+                pos / m.cols
+            )));
+        }
+    }
+    Ok(())
+}

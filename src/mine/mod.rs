@@ -5,6 +5,7 @@
 
 pub mod ann;
 pub mod bitext;
+pub mod deadline;
 pub mod knn;
 pub mod margin;
 pub mod matrix;
@@ -14,7 +15,8 @@ pub mod topk_cpu;
 
 use std::collections::HashMap;
 
-pub use knn::{Deadline, KnnOptions, SearchKernel, knn, knn_both_ways};
+pub use deadline::Deadline;
+pub use knn::{KnnOptions, SearchKernel, knn, knn_both_ways};
 pub use margin::Margin;
 pub use matrix::{MatrixView, Neighbours};
 pub use retrieval::{Retrieval, ScoredPair};

@@ -148,9 +148,9 @@ impl RunningTopK {
         x: &MatrixView,
         y: &MatrixView,
         workers: usize,
-        deadline: Option<super::knn::Deadline>,
+        deadline: Option<super::deadline::Deadline>,
     ) -> Result<()> {
-        super::knn::validate_pair(x, y)?;
+        super::matrix::validate_pair(x, y)?;
         let offset = self.keys_seen;
         let k = self.lists.k;
         let query_tiles = x.rows.div_ceil(QUERY_TILE);
@@ -283,7 +283,7 @@ pub fn knn_both_ways_cpu(
     kx: usize,
     ky: usize,
     workers: usize,
-    deadline: Option<super::knn::Deadline>,
+    deadline: Option<super::deadline::Deadline>,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<(Neighbours, Neighbours)> {
     let query_tiles = x.rows.div_ceil(QUERY_TILE);
