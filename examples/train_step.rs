@@ -22,10 +22,11 @@ use lase::model::Precision;
 use lase::runtime::{DeviceChoice, resolve_device};
 use lase::tokenizer::{SentenceTokenizer, TokenIds};
 use lase::train::config::{ContrastiveKind, ModelConfig, ObjectiveConfig, OptimizerConfig};
+use lase::train::encoder_init::new_encoder;
 use lase::train::grad_cache::{PassOptions, forward_backward};
 use lase::train::objective::{BatchContext, Objective};
 use lase::train::optimizer::AdamW;
-use lase::train::trainer::{new_encoder, trainable_parameters};
+use lase::train::trainer::trainable_parameters;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -47,7 +48,7 @@ struct Batch {
 }
 
 fn default_chunk() -> usize {
-    lase::train::grad_cache::DIRECT_PADDING_CHUNK
+    lase::train::config::DIRECT_PADDING_CHUNK
 }
 
 fn peak_rss_mib() -> f64 {

@@ -9,7 +9,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::Result;
-use crate::inference::{EncodeOptions, encode_tokens};
+use crate::inference::{EncodeOptions, embed_sentences};
 use crate::io::npy::NpyWriter;
 use crate::io::text::LineReader;
 use crate::model::SentenceEncoder;
@@ -29,7 +29,7 @@ impl EmbedFileOptions {
     pub fn for_device(device: tch::Device) -> Self {
         Self {
             encode: EncodeOptions::for_device(device),
-            chunk_size: 8192,
+            chunk_size: crate::inference::EMBED_CHUNK,
             progress: true,
         }
     }
@@ -80,12 +80,9 @@ pub fn embed_file(
         if lines.is_empty() {
             break;
         }
-        let tokens = encoder.tokenize(&lines)?;
-        tokens_seen += tokens.iter().map(|t| t.len()).sum::<usize>();
-        let vectors = encode_tokens(encoder, &tokens, &options.encode)?;
-        let mut values = vec![0f32; lines.len() * dim];
-        vectors.copy_data(&mut values, lines.len() * dim);
-        writer.write_rows(&values)?;
+        let embedded = embed_sentences(encoder, &lines, &options.encode)?;
+        tokens_seen += embedded.tokens;
+        writer.write_rows(&embedded.vectors)?;
         bar.set_position(reader.progress().0);
         let secs = start.elapsed().as_secs_f64();
         bar.set_message(format!(

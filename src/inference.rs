@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tch::{Device, Kind, Tensor};
 
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::error::Result;
 use crate::model::SentenceEncoder;
 use crate::tokenizer::TokenIds;
 
@@ -110,6 +113,30 @@ impl InferenceEncoder {
     }
 }
 
+/// The model as a serving pool sees it (the backend seam, as text-embeddings-inference's
+/// `Backend`): one forward pass over tokenised sentences returning row-major [items,
+/// dim] float32. [`InferenceEncoder`] in production; tests wrap it to inject faults (a
+/// pass that panics or blocks on a marked input).
+pub trait Embedder: Send + Sync {
+    fn dim(&self) -> usize;
+    fn device(&self) -> Device;
+    fn embed_pass(&self, items: &[&TokenIds]) -> Vec<f32>;
+}
+
+impl Embedder for InferenceEncoder {
+    fn dim(&self) -> usize {
+        InferenceEncoder::dim(self)
+    }
+
+    fn device(&self) -> Device {
+        InferenceEncoder::device(self)
+    }
+
+    fn embed_pass(&self, items: &[&TokenIds]) -> Vec<f32> {
+        InferenceEncoder::embed_pass(self, items)
+    }
+}
+
 /// One forward pass: row-major [items, dim] float32 on the CPU.
 fn embed_pass(encoder: &SentenceEncoder, items: &[&TokenIds]) -> Vec<f32> {
     let dim = encoder.dim();
@@ -124,14 +151,24 @@ fn embed_pass(encoder: &SentenceEncoder, items: &[&TokenIds]) -> Vec<f32> {
     values
 }
 
-/// Embeds tokenized sentences: [N, dim] float32 on the CPU, rows in input order. A row
-/// with NaN or infinite values is an error (weights that overflow: a damaged or
-/// mis-converted model), not a vector.
+/// Embeds tokenized sentences: [N, dim] float32 on the CPU, rows in input order.
 pub fn encode_tokens(
     encoder: &SentenceEncoder,
     tokens: &[TokenIds],
     options: &EncodeOptions,
-) -> crate::error::Result<Tensor> {
+) -> Result<Tensor> {
+    let values = embed_tokens(encoder, tokens, options)?;
+    Ok(Tensor::from_slice(&values).view([tokens.len() as i64, encoder.dim() as i64]))
+}
+
+/// Embeds tokenized sentences into row-major [N, dim] float32, rows in input order. A
+/// row with NaN or infinite values is an error (weights that overflow: a damaged or
+/// mis-converted model), not a vector.
+pub fn embed_tokens(
+    encoder: &SentenceEncoder,
+    tokens: &[TokenIds],
+    options: &EncodeOptions,
+) -> Result<Vec<f32>> {
     let n = tokens.len();
     let dim = encoder.dim();
     let lengths: Vec<usize> = tokens.iter().map(TokenIds::len).collect();
@@ -175,7 +212,89 @@ pub fn encode_tokens(
             at / dim.max(1) + 1
         )));
     }
-    Ok(Tensor::from_slice(&out).view([n as i64, dim as i64]))
+    Ok(out)
+}
+
+/// Sentences embedded by [`embed_sentences`]: row-major vectors and the tokens read.
+#[derive(Clone, Debug)]
+pub struct EmbeddedSentences {
+    pub vectors: Vec<f32>,
+    pub tokens: usize,
+}
+
+/// Tokenizes and embeds one chunk of sentences (row-major [N, dim] float32): the step
+/// every chunked embedding loop (files, mining, evaluation, teacher caches) repeats.
+pub fn embed_sentences<S: AsRef<str>>(
+    encoder: &SentenceEncoder,
+    sentences: &[S],
+    options: &EncodeOptions,
+) -> Result<EmbeddedSentences> {
+    let tokens = encoder.tokenize(sentences)?;
+    Ok(EmbeddedSentences {
+        vectors: embed_tokens(encoder, &tokens, options)?,
+        tokens: tokens.iter().map(TokenIds::len).sum(),
+    })
+}
+
+/// Sentences per chunk of [`embed_with_progress`]: the tokens of one chunk are held at
+/// once, the vectors of all.
+pub const EMBED_CHUNK: usize = 8192;
+
+/// Embeds sentences chunk by chunk with a progress bar under `label` (hidden unless
+/// `show`); returns row-major vectors.
+pub fn embed_with_progress(
+    encoder: &SentenceEncoder,
+    sentences: &[String],
+    options: &EncodeOptions,
+    label: &str,
+    show: bool,
+) -> Result<Vec<f32>> {
+    let bar = if show {
+        let bar = ProgressBar::with_draw_target(
+            Some(sentences.len() as u64),
+            ProgressDrawTarget::stderr(),
+        );
+        bar.set_style(
+            ProgressStyle::with_template(&format!(
+                "{label} [{{elapsed_precise}}] [{{wide_bar}}] {{pos}}/{{len}} (ETA {{eta}})"
+            ))
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut out = Vec::with_capacity(sentences.len() * encoder.dim());
+    for chunk in sentences.chunks(EMBED_CHUNK) {
+        out.extend_from_slice(&embed_sentences(encoder, chunk, options)?.vectors);
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    Ok(out)
+}
+
+/// Sentence-level encoding, defined here so that the model never depends on its
+/// batching: text -> tokens -> [`encode_tokens`].
+impl SentenceEncoder {
+    /// Embeds sentences for inference with this device's default scheduling and at most
+    /// `batch_size` sentences per forward pass. Returns [N, dim] float32 on the CPU, rows
+    /// in input order.
+    pub fn encode<S: AsRef<str>>(&self, sentences: &[S], batch_size: usize) -> Result<Tensor> {
+        let options = EncodeOptions::for_device(self.device()).with_batch_size(batch_size);
+        self.encode_with(sentences, &options)
+    }
+
+    /// Embeds sentences: tokenized once, length-sorted into batches, run without autograd
+    /// (see [`crate::inference`]).
+    pub fn encode_with<S: AsRef<str>>(
+        &self,
+        sentences: &[S],
+        options: &EncodeOptions,
+    ) -> Result<Tensor> {
+        let tokens = self.tokenize(sentences)?;
+        encode_tokens(self, &tokens, options)
+    }
 }
 
 #[cfg(test)]

@@ -250,8 +250,7 @@ impl LanguageCode {
     /// `zho`), and the same script when both give one.
     pub fn names(&self, other: &LanguageCode) -> bool {
         let same_language = self.language == other.language
-            || crate::data::macro_language(&self.language)
-                == crate::data::macro_language(&other.language);
+            || macro_language(&self.language) == macro_language(&other.language);
         let same_script = match (&self.script, &other.script) {
             (Some(a), Some(b)) => a == b,
             _ => true,
@@ -333,9 +332,42 @@ pub fn resolve(
     Ok(chosen)
 }
 
+/// ISO 639-3 individual languages grouped under the macro-language code that some data
+/// sets use instead (Tatoeba-Challenge `zho` holds `cmn`/`yue`/`wuu` lines, LASER's
+/// Tatoeba uses `cmn`, `lvs`, `pes`, `swh`, `zsm`, ...). Unknown codes map to themselves.
+pub fn macro_language(code: &str) -> &str {
+    let base = code.split(['_', '-']).next().unwrap_or(code);
+    match base {
+        "cmn" | "yue" | "wuu" | "gan" | "hak" | "nan" | "lzh" => "zho",
+        "lvs" | "ltg" => "lav",
+        "pes" | "prs" => "fas",
+        "swh" | "swc" => "swa",
+        "zsm" | "zlm" | "max" => "msa",
+        "nob" | "nno" => "nor",
+        "arb" | "arz" | "arq" | "ary" | "apc" | "acm" => "ara",
+        "ekk" => "est",
+        "bos" | "hrv" | "srp" | "hbs" => "hbs",
+        "kmr" | "ckb" => "kur",
+        "uzn" => "uzb",
+        "azj" => "aze",
+        "khk" => "mon",
+        "ydd" => "yid",
+        "fil" => "tgl",
+        _ => base,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn macro_languages_group_individual_codes() {
+        assert_eq!(macro_language("cmn_Hans"), "zho");
+        assert_eq!(macro_language("lvs"), "lav");
+        assert_eq!(macro_language("deu"), "deu");
+        assert_eq!(macro_language("fil"), "tgl");
+    }
 
     #[test]
     fn the_alias_table_is_sorted_for_binary_search() {

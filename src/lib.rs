@@ -14,6 +14,7 @@ pub mod lang;
 pub mod losses;
 pub mod mine;
 pub mod model;
+pub mod reduce_dim;
 pub mod rng;
 pub mod runtime;
 pub mod serve;

@@ -282,7 +282,7 @@ fn bucc_task_finds_planted_translations_and_reports_the_oracle_apart() {
 
 #[test]
 fn pool_retrieval_and_distractor_reader() {
-    use lase::eval::pool::{english_distractors, p_at_1_in_pool};
+    use lase::eval::large_pool::{english_distractors, p_at_1_in_pool};
     use tch::{Kind, Tensor};
     let _rng = torch_rng(); // held to the end: every draw below follows this seed
     tch::manual_seed(17);

@@ -194,7 +194,8 @@ fn every_shipped_recipe_trains_on_no_test_sentence() {
             .or_insert_with(|| BenchmarkSentences::read(&dir).unwrap());
         let raw = ParallelCorpus::read(&config.sources).unwrap();
         let (kept, dropped) =
-            lase::train::trainer::read_training_pairs(&config, Some((&dir, benchmarks))).unwrap();
+            lase::train::training_data::read_training_pairs(&config, Some((&dir, benchmarks)))
+                .unwrap();
         let dropped = dropped.unwrap();
         assert!(dropped >= 2, "{names:?}: {dropped} pairs dropped");
         assert_eq!(kept.pairs.len() + dropped, raw.pairs.len(), "{names:?}");

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use lase::model::checkpoint::{read_safetensors, write_safetensors};
+use lase::io::safetensors::{read_safetensors, write_safetensors};
 use lase::model::{PoolingMode, SentenceEncoder};
 use tch::Device;
 
@@ -51,7 +51,7 @@ fn save_load_round_trip_keeps_vectors_and_layout() {
 
 #[test]
 fn half_precision_storage_halves_the_weights_and_keeps_the_vectors() {
-    use lase::model::checkpoint::StorageDtype;
+    use lase::io::safetensors::StorageDtype;
     let model = tiny_encoder(tiny_config(), dense_head(16, 12, PoolingMode::Mean), 12);
     let before = model.encode(SENTENCES, 3).unwrap();
     let (full, half) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -210,7 +210,7 @@ fn xlmr_positions_skip_padding() {
 
 #[test]
 fn pca_finds_the_principal_axes_and_reduce_dim_appends_them_as_a_dense_layer() {
-    use lase::model::reduce_dim::{pca_projection, reduce_dimension};
+    use lase::reduce_dim::{pca_projection, reduce_dimension};
     use tch::{Kind, Tensor};
     // Data spread 5:2:0.1 along e2, e0, e1 (plus an offset): the 2 components are ±e2, ±e0.
     tch::manual_seed(5);

@@ -12,8 +12,9 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use lase::inference::Embedder;
 use lase::inference::{EncodeOptions, InferenceEncoder};
-use lase::serve::batcher::{Batcher, PassEncoder};
+use lase::serve::batcher::Batcher;
 use lase::serve::metrics::Metrics;
 use lase::serve::{ServeConfig, serve_with};
 use lase::tokenizer::TokenIds;
@@ -126,17 +127,19 @@ impl Faults {
         self.panicked.lock().unwrap().iter().cloned().collect()
     }
 
-    fn wrap(
-        self: &Arc<Self>,
-    ) -> impl FnOnce(InferenceEncoder) -> Box<dyn PassEncoder> + Send + use<> {
+    fn wrap(self: &Arc<Self>) -> impl FnOnce(InferenceEncoder) -> Box<dyn Embedder> + Send + use<> {
         let faults = self.clone();
         move |inner| Box::new(Faulty { inner, faults })
     }
 }
 
-impl PassEncoder for Faulty {
+impl Embedder for Faulty {
     fn dim(&self) -> usize {
         self.inner.dim()
+    }
+
+    fn device(&self) -> tch::Device {
+        self.inner.device()
     }
 
     fn embed_pass(&self, items: &[&TokenIds]) -> Vec<f32> {
@@ -205,7 +208,7 @@ impl Server {
     fn start_with(
         config: ServeConfig,
         options: EncodeOptions,
-        wrap: impl FnOnce(InferenceEncoder) -> Box<dyn PassEncoder> + Send + 'static,
+        wrap: impl FnOnce(InferenceEncoder) -> Box<dyn Embedder> + Send + 'static,
     ) -> Self {
         let encoder = tiny_model();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
@@ -800,9 +803,8 @@ fn concurrent_requests_are_all_answered() {
 fn queued_jobs_are_coalesced_into_one_run() {
     let (faults, gate) = Faults::new(1);
     let metrics = Arc::new(Metrics::default());
-    let (batcher, pool) = Batcher::start_with(
-        tiny_model(),
-        faults.wrap(),
+    let (batcher, pool) = Batcher::start(
+        (faults.wrap())(InferenceEncoder::new(tiny_model())),
         one_worker(),
         16_384,
         64,
@@ -848,9 +850,8 @@ fn queued_jobs_are_coalesced_into_one_run() {
 fn only_the_job_whose_pass_panics_fails() {
     let (faults, gate) = Faults::new(1);
     let metrics = Arc::new(Metrics::default());
-    let (batcher, pool) = Batcher::start_with(
-        tiny_model(),
-        faults.wrap(),
+    let (batcher, pool) = Batcher::start(
+        (faults.wrap())(InferenceEncoder::new(tiny_model())),
         one_worker(),
         16_384,
         64,
@@ -1065,7 +1066,13 @@ fn pooled_passes_route_every_row_to_its_job() {
         workers: 2,
     };
     let metrics = Arc::new(Metrics::default());
-    let (batcher, pool) = Batcher::start(tiny_model(), options, 60, 100, metrics);
+    let (batcher, pool) = Batcher::start(
+        Box::new(InferenceEncoder::new(tiny_model())),
+        options,
+        60,
+        100,
+        metrics,
+    );
     let receivers: Vec<_> = jobs
         .iter()
         .map(|sentences| {

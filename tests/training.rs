@@ -307,7 +307,7 @@ fn grad_cache_matches_the_direct_pass(objective: &str) {
                 seed: 1,
                 loss_scale: 1.0,
                 train: true,
-                padding_chunk: lase::train::grad_cache::DIRECT_PADDING_CHUNK,
+                padding_chunk: lase::train::config::DIRECT_PADDING_CHUNK,
             },
         );
         let mut named: Vec<(String, tch::Tensor)> = encoder
@@ -380,7 +380,7 @@ fn simcse_compares_two_dropout_views_of_each_sentence() {
                 seed: 1,
                 loss_scale: 1.0,
                 train,
-                padding_chunk: lase::train::grad_cache::DIRECT_PADDING_CHUNK,
+                padding_chunk: lase::train::config::DIRECT_PADDING_CHUNK,
             },
         );
         assert_eq!(out.parts.len(), 1);

@@ -1,3 +1,101 @@
-//! Subcommand groups of the `lase` binary that live outside main.rs.
+//! The `lase` command line: [`Cli`] parses, [`run`] calls the library; one file per
+//! command (group).
 
+pub mod check_leakage;
+pub mod embed;
+pub mod eval;
+pub mod mine;
+pub mod model_tools;
+pub mod serve;
 pub mod shard;
+pub mod tokenizer;
+pub mod train;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+use lase::runtime::{DeviceChoice, resolve_device, set_threads};
+
+#[derive(Parser)]
+#[command(
+    name = "lase",
+    version,
+    about = "Language-agnostic sentence embeddings: train, evaluate, mine, embed, serve"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args)]
+pub struct RuntimeArgs {
+    /// Device: auto, cpu, cuda, cuda:N.
+    #[arg(long, global = true, default_value = "auto")]
+    device: DeviceChoice,
+    /// CPU threads for libtorch (0 = one per core).
+    #[arg(long, global = true, default_value_t = 0)]
+    threads: usize,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Embed a text file (one sentence per line, plain or .gz) into a float32 .npy matrix.
+    Embed(embed::EmbedArgs),
+    /// Mine parallel sentences from two monolingual files (margin-scored k-NN, as LASER).
+    Mine(mine::MineArgs),
+    /// Sharded mining, step by step (for cluster jobs): init, embed, knn, mine. The
+    /// pairs equal lase mine's on the same corpora.
+    #[command(subcommand)]
+    Shard(shard::ShardCommand),
+    /// Evaluate a model on benchmarks: tatoeba, flores, bucc, pool, sts, sib.
+    Eval(eval::EvalArgs),
+    /// Train an encoder from a TOML recipe (configs/ems.toml, ...); resumes a killed run.
+    Train(train::TrainArgs),
+    /// Distill a student from a teacher: a recipe whose [objective.distillation] names the
+    /// teacher and weights MSE (multilingual distillation), LEALLA feature/logit terms,
+    /// soft contrastive (+TCM) and MCL. Teacher embeddings are cached in --out.
+    Distill(train::DistillArgs),
+    /// Tokenizer tools.
+    #[command(subcommand)]
+    Tokenizer(tokenizer::TokenizerCommand),
+    /// Copy a model folder, storing the weights as f16 (half the size) or f32.
+    Export(model_tools::ExportArgs),
+    /// Reduce a model's output dimension with a PCA projection fitted on sample
+    /// sentences, appended as a dense layer (the encoder is unchanged).
+    ReduceDim(model_tools::ReduceDimArgs),
+    /// Check that a recipe's training data shares no sentence with the test sets
+    /// `lase eval` uses; exits with an error listing the first leaks.
+    CheckLeakage(check_leakage::CheckLeakageArgs),
+    /// Serve a model over HTTP: /embed (TEI), /v1/embeddings (OpenAI), /similarity,
+    /// /mine, /health, /info, /metrics.
+    Serve(serve::ServeArgs),
+}
+
+impl Command {
+    /// Whether the command is the long-running server (which must survive closed pipes).
+    pub fn is_server(&self) -> bool {
+        matches!(self, Command::Serve(_))
+    }
+}
+
+/// Runs the parsed command on the chosen device.
+pub fn run(cli: Cli) -> Result<()> {
+    set_threads(cli.runtime.threads);
+    let device = resolve_device(cli.runtime.device)?;
+    match cli.command {
+        Command::Embed(args) => embed::embed(args, device),
+        Command::Mine(args) => mine::mine(args, device),
+        Command::Shard(command) => shard::run(command, device),
+        Command::Eval(args) => eval::eval(args, device),
+        Command::Train(args) => train::train(args, device),
+        Command::Distill(args) => train::distill(args, device),
+        Command::Tokenizer(tokenizer::TokenizerCommand::Train(args)) => {
+            tokenizer::tokenizer_train(args)
+        }
+        Command::Serve(args) => serve::serve(args, device),
+        Command::CheckLeakage(args) => check_leakage::check_leakage(args),
+        Command::Export(args) => model_tools::export(args),
+        Command::ReduceDim(args) => model_tools::reduce_dim(args, device),
+    }
+}

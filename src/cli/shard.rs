@@ -32,7 +32,7 @@ pub struct InitArgs {
     shards: usize,
     /// Shard boundaries fall on multiples of this many lines: lase mine's embedding
     /// chunk, so the shards' vectors equal one process's to the bit.
-    #[arg(long, default_value_t = 8192)]
+    #[arg(long, default_value_t = lase::inference::EMBED_CHUNK)]
     align: usize,
 }
 

@@ -14,7 +14,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::corpus::{ParallelCorpus, file_name, names, sorted_entries};
+use super::corpus::ParallelCorpus;
+use super::files::{file_name, names, sorted_entries};
 use crate::error::{LaseError, Result};
 use crate::io::text::LineReader;
 use crate::lang::LanguageCode;

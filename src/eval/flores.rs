@@ -4,11 +4,15 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Instant;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use super::bitext_retrieval::{RetrievalScores, bitext_retrieval};
 use super::embed_unit_vectors;
+use super::plot::{BarPanel, retrieval_bars};
+use super::suite::{Suite, SuiteInput, SuiteOutcome, to_json};
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
 use crate::io::text::read_lines;
@@ -114,4 +118,60 @@ pub fn evaluate(
         xx_eng,
         non_english: pairs,
     })
+}
+
+/// `lase eval --suite flores`: xx-eng P@1 both directions and xSIM error per language,
+/// and the non-English pairs among 2 to 30 languages asked for.
+pub struct FloresSuite;
+
+impl Suite for FloresSuite {
+    fn name(&self) -> &'static str {
+        "flores"
+    }
+
+    fn run(&self, input: &SuiteInput<'_>, started: Instant) -> Result<SuiteOutcome> {
+        let r = evaluate(
+            input.encoder,
+            &input.data.flores_devtest(),
+            input.langs,
+            input.options,
+            input.progress,
+        )?;
+        let summary = vec![format!(
+            "flores: {} xx-eng pairs, mean P@1 {:.2}, xSIM error xx->en {:.2}{}; {:.0} s",
+            r.xx_eng.len(),
+            r.xx_eng_mean_p_at_1,
+            r.xx_eng_mean_xsim_error,
+            r.non_english_mean_p_at_1.map_or(String::new(), |p| format!(
+                ", {} non-English pairs P@1 {p:.2}",
+                r.non_english.len()
+            )),
+            started.elapsed().as_secs_f64()
+        )];
+        let mut markdown = String::from(
+            "## FLORES-200 devtest, xx-eng (%)\n\n| language | P@1 xx->en | P@1 en->xx | xSIM error xx->en |\n| --- | ---: | ---: | ---: |\n",
+        );
+        for (l, s) in &r.xx_eng {
+            markdown += &format!(
+                "| {l} | {:.1} | {:.1} | {:.1} |\n",
+                100.0 * s.p_at_1_xy,
+                100.0 * s.p_at_1_yx,
+                100.0 * s.xsim_error_xy
+            );
+        }
+        markdown += &format!("| **mean** | | | P@1 {:.1} |\n\n", r.xx_eng_mean_p_at_1);
+        Ok(SuiteOutcome {
+            json: to_json(self, &r)?,
+            markdown,
+            summary,
+        })
+    }
+
+    fn panel(&self, json: &Value) -> Option<BarPanel> {
+        Some(BarPanel {
+            title: "FLORES-200 devtest xx-eng: P@1 (%), mean of both directions".into(),
+            y_label: "P@1 %".into(),
+            bars: retrieval_bars(json.get("xx_eng")),
+        })
+    }
 }

@@ -52,21 +52,22 @@ impl BenchmarkSentences {
             out.add(&format!("{}", data_dir.display()), &lines);
             return Ok(out);
         }
-        let tatoeba = data_dir.join("tatoeba-laser");
+        let data = super::benchmark_data::BenchmarkData::new(data_dir);
+        let tatoeba = data.tatoeba();
         if tatoeba.is_dir() {
             for set in super::tatoeba::load(&tatoeba, None)? {
                 out.add(&format!("tatoeba-laser {}", set.lang), &set.sentences);
                 out.add(&format!("tatoeba-laser {} (eng)", set.lang), &set.english);
             }
         }
-        let flores = data_dir.join("flores200-devtest/devtest");
+        let flores = data.flores_devtest();
         if flores.is_dir() {
             for lang in super::flores::languages(&flores)? {
                 let lines = crate::io::text::read_lines(flores.join(format!("{lang}.devtest")))?;
                 out.add(&format!("flores200 devtest {lang}"), &lines);
             }
         }
-        let stsb = data_dir.join("stsb-multi-mt/data");
+        let stsb = data.stsb();
         if stsb.is_dir() {
             for lang in super::sts::STSB_LANGUAGES {
                 let set = super::sts::load_stsb(&stsb, lang, "test")?;
@@ -74,13 +75,13 @@ impl BenchmarkSentences {
                 out.add(&format!("stsb-multi-mt test {lang}"), &set.sentence2);
             }
         }
-        let korsts = data_dir.join("korsts");
+        let korsts = data.korsts();
         if korsts.is_dir() {
             let set = super::sts::load_korsts(&korsts, "test")?;
             out.add("korsts test", &set.sentence1);
             out.add("korsts test", &set.sentence2);
         }
-        let sib = data_dir.join("sib200");
+        let sib = data.sib200();
         if sib.join("annotated").is_dir() {
             let labels = super::sib::label_names(&sib)?;
             let mut langs: Vec<String> = std::fs::read_dir(sib.join("annotated"))

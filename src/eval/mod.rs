@@ -1,24 +1,30 @@
 //! Evaluation on the field's benchmarks. Metrics take embeddings (so each can be checked
 //! without an encoder); suites read the test data as it is shipped and embed it.
 
+pub mod benchmark_data;
 pub mod bitext_retrieval;
 pub mod bucc;
 pub mod flores;
+pub mod large_pool;
 pub mod leakage;
 pub mod plot;
-pub mod pool;
+pub mod registry;
 pub mod sib;
 pub mod spearman;
 pub mod sts;
+pub mod suite;
 pub mod tatoeba;
 
+pub use benchmark_data::BenchmarkData;
 pub use bitext_retrieval::{RetrievalScores, bitext_retrieval};
+pub use registry::{EvalReport, SUITES, run_suites};
+pub use suite::{Suite, SuiteInput, SuiteOutcome};
 
 use std::path::Path;
 
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
-use crate::mine::bitext::embed_with_progress;
+use crate::inference::embed_with_progress;
 use crate::mine::normalize_rows;
 use crate::model::SentenceEncoder;
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use plotters::prelude::*;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::{LaseError, Result};
 use crate::io::atomic::write_atomic;
@@ -17,88 +17,38 @@ pub struct BarPanel {
     pub bars: Vec<(String, f64)>,
 }
 
-fn number(v: &Value, key: &str) -> Option<f64> {
-    v.get(key).and_then(Value::as_f64)
+/// Retrieval bars of a `{key: RetrievalScores}` object: P@1 as the mean of both
+/// directions, in percent.
+pub fn retrieval_bars(map: Option<&Value>) -> Vec<(String, f64)> {
+    let number = |v: &Value, key: &str| v.get(key).and_then(Value::as_f64);
+    map.and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, s)| {
+            Some((
+                k.clone(),
+                50.0 * (number(s, "p_at_1_xy")? + number(s, "p_at_1_yx")?),
+            ))
+        })
+        .collect()
 }
 
-/// The panels of an evaluation's JSON (the object `lase eval --json` writes): Tatoeba and
-/// FLORES P@1 (mean of both directions), STS Spearman, SIB accuracy, BUCC F1, pool P@1.
-pub fn panels_from_report(report: &Map<String, Value>) -> Vec<BarPanel> {
-    let mut panels = Vec::new();
-    let retrieval = |map: Option<&Map<String, Value>>| -> Vec<(String, f64)> {
-        map.into_iter()
-            .flatten()
-            .filter_map(|(lang, s)| {
-                Some((
-                    lang.clone(),
-                    50.0 * (number(s, "p_at_1_xy")? + number(s, "p_at_1_yx")?),
-                ))
-            })
-            .collect()
-    };
-    if let Some(t) = report.get("tatoeba") {
-        panels.push(BarPanel {
-            title: "Tatoeba: P@1 (%), mean of xx->en and en->xx".into(),
-            y_label: "P@1 %".into(),
-            bars: retrieval(t.get("languages").and_then(Value::as_object)),
-        });
-    }
-    if let Some(f) = report.get("flores") {
-        panels.push(BarPanel {
-            title: "FLORES-200 devtest xx-eng: P@1 (%), mean of both directions".into(),
-            y_label: "P@1 %".into(),
-            bars: retrieval(f.get("xx_eng").and_then(Value::as_object)),
-        });
-    }
-    if let Some(s) = report.get("sts") {
-        let mut bars = Vec::new();
-        for part in ["monolingual", "cross_lingual"] {
-            if let Some(m) = s.get(part).and_then(Value::as_object) {
-                bars.extend(m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))));
-            }
-        }
-        panels.push(BarPanel {
-            title: "STS: Spearman x100 of cosine vs gold".into(),
-            y_label: "Spearman x100".into(),
-            bars,
-        });
-    }
-    if let Some(s) = report.get("sib") {
-        let bars = s
-            .get("accuracy")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
-            .collect();
-        panels.push(BarPanel {
-            title: "SIB-200 zero-shot: accuracy (%), probe trained on English".into(),
-            y_label: "accuracy %".into(),
-            bars,
-        });
-    }
-    if let Some(b) = report.get("bucc").and_then(Value::as_object) {
-        panels.push(BarPanel {
-            title: "BUCC-style mining: test F1 (%) at the train-split threshold".into(),
-            y_label: "F1 %".into(),
-            bars: b
-                .iter()
-                .filter_map(|(k, v)| Some((k.clone(), 100.0 * number(v, "f1")?)))
-                .collect(),
-        });
-    }
-    if let Some(p) = report.get("pool").and_then(Value::as_object) {
-        panels.push(BarPanel {
-            title: "Large-pool retrieval: P@1 (%)".into(),
-            y_label: "P@1 %".into(),
-            bars: p
-                .iter()
-                .filter_map(|(k, v)| Some((k.clone(), 100.0 * number(v, "p_at_1")?)))
-                .collect(),
-        });
-    }
-    panels.retain(|p| !p.bars.is_empty());
-    panels
+/// Bars of a `{key: number}` object, each value times `scale`.
+pub fn number_bars(map: Option<&Value>, scale: f64) -> Vec<(String, f64)> {
+    map.and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), scale * v.as_f64()?)))
+        .collect()
+}
+
+/// Bars of a `{key: {field: number, ..}}` object, each `field` times `scale`.
+pub fn field_bars(map: &Value, field: &str, scale: f64) -> Vec<(String, f64)> {
+    map.as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), scale * v.get(field)?.as_f64()?)))
+        .collect()
 }
 
 const PANEL_HEIGHT: u32 = 380;
@@ -197,7 +147,7 @@ mod tests {
 
     #[test]
     fn panels_read_each_suite_and_the_svg_has_one_bar_per_language() {
-        let report: Map<String, Value> = serde_json::from_str(
+        let report: serde_json::Map<String, Value> = serde_json::from_str(
             r#"{
               "tatoeba": {"languages": {"deu": {"p_at_1_xy": 0.5, "p_at_1_yx": 0.7, "pairs": 10},
                                         "rus": {"p_at_1_xy": 0.1, "p_at_1_yx": 0.3, "pairs": 10}}},
@@ -206,7 +156,7 @@ mod tests {
             }"#,
         )
         .unwrap();
-        let panels = panels_from_report(&report);
+        let panels = crate::eval::registry::panels(&report);
         assert_eq!(panels.len(), 3);
         assert_eq!(
             panels[0].bars,

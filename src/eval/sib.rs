@@ -5,11 +5,15 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Instant;
 
 use serde::Serialize;
+use serde_json::Value;
 use tch::{Device, Kind, Tensor, nn, nn::OptimizerConfig};
 
 use super::embed_unit_vectors;
+use super::plot::{BarPanel, number_bars};
+use super::suite::{Suite, SuiteInput, SuiteOutcome, to_json};
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
 use crate::io::text::read_lines;
@@ -194,4 +198,57 @@ pub fn evaluate(
         mean_accuracy: others.iter().sum::<f64>() / others.len().max(1) as f64,
         accuracy,
     })
+}
+
+/// `lase eval --suite sib`: a probe trained on English SIB-200, tested zero-shot on
+/// every other language.
+pub struct SibSuite;
+
+impl Suite for SibSuite {
+    fn name(&self) -> &'static str {
+        "sib"
+    }
+
+    fn run(&self, input: &SuiteInput<'_>, started: Instant) -> Result<SuiteOutcome> {
+        let config = ClassifierConfig::default();
+        let r = evaluate(
+            input.encoder,
+            &input.data.sib200(),
+            input.langs,
+            input.options,
+            &config,
+            input.progress,
+        )?;
+        let summary = vec![format!(
+            "sib: trained on English ({:.1}% on English test), zero-shot mean accuracy over {} languages {:.1}% ({} seeds); {:.0} s",
+            r.english_accuracy,
+            r.accuracy.len() - 1,
+            r.mean_accuracy,
+            config.seeds,
+            started.elapsed().as_secs_f64()
+        )];
+        let mut markdown = String::from(
+            "## SIB-200 zero-shot topic classification (accuracy %, trained on English)\n\n| language | accuracy |\n| --- | ---: |\n",
+        );
+        for (k, v) in &r.accuracy {
+            markdown += &format!("| {k} | {v:.1} |\n");
+        }
+        markdown += &format!(
+            "| **mean (non-English)** | **{:.1}** |\n\n",
+            r.mean_accuracy
+        );
+        Ok(SuiteOutcome {
+            json: to_json(self, &r)?,
+            markdown,
+            summary,
+        })
+    }
+
+    fn panel(&self, json: &Value) -> Option<BarPanel> {
+        Some(BarPanel {
+            title: "SIB-200 zero-shot: accuracy (%), probe trained on English".into(),
+            y_label: "accuracy %".into(),
+            bars: number_bars(json.get("accuracy"), 1.0),
+        })
+    }
 }

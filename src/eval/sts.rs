@@ -5,11 +5,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::time::Instant;
 
 use serde::Serialize;
+use serde_json::Value;
 
+use super::benchmark_data::BenchmarkData;
 use super::embed_unit_vectors;
+use super::plot::{BarPanel, number_bars};
 use super::spearman::spearman;
+use super::suite::{Suite, SuiteInput, SuiteOutcome, to_json};
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
 use crate::model::SentenceEncoder;
@@ -130,7 +135,7 @@ pub struct StsReport {
 /// cross-lingual pairs whose languages are both evaluated.
 pub fn evaluate(
     encoder: &SentenceEncoder,
-    data_dir: &Path,
+    data: BenchmarkData<'_>,
     langs: Option<&[String]>,
     options: &EncodeOptions,
     progress: bool,
@@ -151,7 +156,7 @@ pub fn evaluate(
     let mut vectors: HashMap<String, EmbeddedSts> = HashMap::new();
     let mut monolingual = BTreeMap::new();
     for lang in STSB_LANGUAGES.iter().filter(|l| wanted(l)) {
-        let set = load_stsb(&data_dir.join("stsb-multi-mt/data"), lang, "test")?;
+        let set = load_stsb(&data.stsb(), lang, "test")?;
         let (a, b) = (embed(&set.sentence1, lang)?, embed(&set.sentence2, lang)?);
         monolingual.insert(lang.to_string(), score(&a, &b, dim, &set.scores));
         vectors.insert(
@@ -164,7 +169,7 @@ pub fn evaluate(
         );
     }
     if wanted("ko") {
-        let set = load_korsts(&data_dir.join("korsts"), "test")?;
+        let set = load_korsts(&data.korsts(), "test")?;
         let (a, b) = (embed(&set.sentence1, "ko")?, embed(&set.sentence2, "ko")?);
         monolingual.insert("ko (KorSTS)".into(), score(&a, &b, dim, &set.scores));
     }
@@ -182,4 +187,58 @@ pub fn evaluate(
         monolingual,
         cross_lingual,
     })
+}
+
+/// `lase eval --suite sts`: Spearman x100 per STS-B language and KorSTS, and the
+/// cross-lingual pairs.
+pub struct StsSuite;
+
+impl Suite for StsSuite {
+    fn name(&self) -> &'static str {
+        "sts"
+    }
+
+    fn run(&self, input: &SuiteInput<'_>, _started: Instant) -> Result<SuiteOutcome> {
+        let r = evaluate(
+            input.encoder,
+            input.data,
+            input.langs,
+            input.options,
+            input.progress,
+        )?;
+        let show = |m: &BTreeMap<String, f64>| {
+            m.iter()
+                .map(|(k, v)| format!("{k} {v:.1}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut summary = vec![format!("sts (Spearman x100): {}", show(&r.monolingual))];
+        if !r.cross_lingual.is_empty() {
+            summary.push(format!("sts cross-lingual: {}", show(&r.cross_lingual)));
+        }
+        let mut markdown = String::from(
+            "## STS (Spearman x100 of cosine vs gold)\n\n| set | Spearman |\n| --- | ---: |\n",
+        );
+        for (k, v) in r.monolingual.iter().chain(&r.cross_lingual) {
+            markdown += &format!("| {k} | {v:.1} |\n");
+        }
+        markdown += "\n";
+        Ok(SuiteOutcome {
+            json: to_json(self, &r)?,
+            markdown,
+            summary,
+        })
+    }
+
+    fn panel(&self, json: &Value) -> Option<BarPanel> {
+        let mut bars = Vec::new();
+        for part in ["monolingual", "cross_lingual"] {
+            bars.extend(number_bars(json.get(part), 1.0));
+        }
+        Some(BarPanel {
+            title: "STS: Spearman x100 of cosine vs gold".into(),
+            y_label: "Spearman x100".into(),
+            bars,
+        })
+    }
 }

@@ -4,11 +4,15 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Instant;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use super::bitext_retrieval::{RetrievalScores, bitext_retrieval};
 use super::embed_unit_vectors;
+use super::plot::{BarPanel, retrieval_bars};
+use super::suite::{Suite, SuiteInput, SuiteOutcome, to_json};
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
 use crate::io::text::read_lines;
@@ -199,4 +203,47 @@ pub fn markdown(report: &TatoebaReport) -> String {
         avg_row(name, a);
     }
     s
+}
+
+/// `lase eval --suite tatoeba`: P@1 both directions and xSIM error per language, with
+/// the averages of [`GROUPS`].
+pub struct TatoebaSuite;
+
+impl Suite for TatoebaSuite {
+    fn name(&self) -> &'static str {
+        "tatoeba"
+    }
+
+    fn run(&self, input: &SuiteInput<'_>, started: Instant) -> Result<SuiteOutcome> {
+        let sets = load(&input.data.tatoeba(), input.langs)?;
+        let r = evaluate(input.encoder, &sets, input.options, input.progress)?;
+        let mut summary = vec![format!(
+            "tatoeba: {} languages, mean P@1 {:.2} (xx->en {:.2}, en->xx {:.2}), xSIM error xx->en {:.2}; {:.0} s",
+            r.average.languages,
+            r.average.p_at_1,
+            r.average.p_at_1_xx_en,
+            r.average.p_at_1_en_xx,
+            r.average.xsim_error_xx_en,
+            started.elapsed().as_secs_f64()
+        )];
+        for (name, g) in &r.groups {
+            summary.push(format!(
+                "tatoeba {name}: {} languages, mean P@1 {:.2}",
+                g.languages, g.p_at_1
+            ));
+        }
+        Ok(SuiteOutcome {
+            markdown: format!("## Tatoeba (P@1 and xSIM error, %)\n\n{}\n", markdown(&r)),
+            json: to_json(self, &r)?,
+            summary,
+        })
+    }
+
+    fn panel(&self, json: &Value) -> Option<BarPanel> {
+        Some(BarPanel {
+            title: "Tatoeba: P@1 (%), mean of xx->en and en->xx".into(),
+            y_label: "P@1 %".into(),
+            bars: retrieval_bars(json.get("languages")),
+        })
+    }
 }

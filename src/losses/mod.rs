@@ -4,6 +4,7 @@
 //! run it on cached vectors, and returns a scalar tensor.
 
 pub mod additive_margin;
+pub mod bottleneck_alignment;
 pub mod ems_contrastive;
 pub mod feature_distillation;
 pub mod info_nce;
@@ -16,6 +17,7 @@ pub mod triplet;
 pub mod xtr;
 
 pub use additive_margin::additive_margin_softmax;
+pub use bottleneck_alignment::bottleneck_alignment;
 pub use ems_contrastive::{EmsContrastive, EmsContrastiveConfig};
 pub use feature_distillation::FeatureDistillation;
 pub use info_nce::bidirectional_info_nce;

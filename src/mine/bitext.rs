@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::{MatrixView, MineOptions, ScoredPair, knn, normalized_copy_if_needed, unify};
 use crate::error::{LaseError, Result};
-use crate::inference::{EncodeOptions, encode_tokens};
+use crate::inference::{EncodeOptions, embed_with_progress};
 use crate::io::atomic::AtomicFile;
 use crate::io::npy::NpyMatrix;
 use crate::io::text::read_lines;
@@ -54,29 +54,6 @@ fn progress_bar(show: bool, len: u64, label: &str) -> ProgressBar {
         .progress_chars("=> "),
     );
     bar
-}
-
-/// Embeds sentences chunk by chunk with a progress bar; returns row-major vectors.
-pub fn embed_with_progress(
-    encoder: &SentenceEncoder,
-    sentences: &[String],
-    options: &EncodeOptions,
-    label: &str,
-    show: bool,
-) -> Result<Vec<f32>> {
-    let bar = progress_bar(show, sentences.len() as u64, label);
-    let dim = encoder.dim();
-    let mut out = Vec::with_capacity(sentences.len() * dim);
-    for chunk in sentences.chunks(8192) {
-        let tokens = encoder.tokenize(chunk)?;
-        let v = encode_tokens(encoder, &tokens, options)?;
-        let mut values = vec![0f32; chunk.len() * dim];
-        v.copy_data(&mut values, chunk.len() * dim);
-        out.extend_from_slice(&values);
-        bar.inc(chunk.len() as u64);
-    }
-    bar.finish_and_clear();
-    Ok(out)
 }
 
 fn load_side(

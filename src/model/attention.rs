@@ -5,7 +5,7 @@
 use tch::{Kind, Tensor, nn};
 
 use super::config::EncoderConfig;
-use super::layers::{add_and_norm, apply_linear, layer_norm, linear};
+use super::param_init::{add_and_norm, apply_linear, layer_norm, linear};
 
 #[derive(Debug)]
 pub struct SelfAttention {

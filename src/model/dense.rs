@@ -7,7 +7,7 @@ use tch::{Tensor, nn, nn::Module};
 
 use crate::error::{LaseError, Result};
 
-use super::layers::{linear, linear_no_bias};
+use super::param_init::{linear, linear_no_bias};
 
 pub const TANH: &str = "torch.nn.modules.activation.Tanh";
 pub const IDENTITY: &str = "torch.nn.modules.linear.Identity";

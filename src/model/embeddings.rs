@@ -5,7 +5,7 @@
 use tch::{Kind, Tensor, nn};
 
 use super::config::EncoderConfig;
-use super::layers::{embedding, layer_norm, linear_no_bias};
+use super::param_init::{embedding, layer_norm, linear_no_bias};
 
 #[derive(Debug)]
 pub struct Embeddings {

@@ -2,14 +2,12 @@
 //! pooling and heads, loaded from and saved to the HF / sentence-transformers layout.
 
 pub mod attention;
-pub mod checkpoint;
 pub mod config;
 pub mod dense;
 pub mod embeddings;
 pub mod layer;
-pub mod layers;
+pub mod param_init;
 pub mod pooling;
-pub mod reduce_dim;
 pub mod sentence_encoder;
 pub mod transformer;
 

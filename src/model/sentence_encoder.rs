@@ -10,14 +10,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use tch::{Device, Tensor, nn};
 
-use super::checkpoint::{StorageDtype, assign, read_safetensors, write_safetensors_as};
 use super::config::EncoderConfig;
 use super::dense::{Dense, DenseConfig};
 use super::pooling::{PoolingConfig, pool};
 use super::transformer::Transformer;
 use crate::error::{LaseError, Result};
-use crate::inference::{EncodeOptions, encode_tokens};
 use crate::io::atomic::write_atomic;
+use crate::io::safetensors::{StorageDtype, assign, read_safetensors, write_safetensors_as};
 use crate::tokenizer::{SentenceTokenizer, TokenBatch, TokenIds};
 
 const TRANSFORMER_TYPE: &str = "sentence_transformers.models.Transformer";
@@ -681,25 +680,6 @@ impl SentenceEncoder {
         } else {
             x
         }
-    }
-
-    /// Embeds sentences for inference with this device's default scheduling and at most
-    /// `batch_size` sentences per forward pass. Returns [N, dim] float32 on the CPU, rows
-    /// in input order.
-    pub fn encode<S: AsRef<str>>(&self, sentences: &[S], batch_size: usize) -> Result<Tensor> {
-        let options = EncodeOptions::for_device(self.device()).with_batch_size(batch_size);
-        self.encode_with(sentences, &options)
-    }
-
-    /// Embeds sentences: tokenized once, length-sorted into batches, run without autograd
-    /// (see [`crate::inference`]).
-    pub fn encode_with<S: AsRef<str>>(
-        &self,
-        sentences: &[S],
-        options: &EncodeOptions,
-    ) -> Result<Tensor> {
-        let tokens = self.tokenize(sentences)?;
-        encode_tokens(self, &tokens, options)
     }
 }
 

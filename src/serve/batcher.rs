@@ -26,27 +26,8 @@ use tch::{Device, Tensor};
 use tokio::sync::{mpsc, oneshot};
 
 use super::metrics::Metrics;
-use crate::inference::{EncodeOptions, InferenceEncoder, plan_batches};
-use crate::model::SentenceEncoder;
+use crate::inference::{Embedder, EncodeOptions, plan_batches};
 use crate::tokenizer::TokenIds;
-
-/// What the pool runs: one forward pass over tokenised sentences, returning row-major
-/// [items, dim] float32. [`InferenceEncoder`] in production; the seam lets tests wrap it
-/// to inject faults (a pass that panics or blocks on a marked input).
-pub trait PassEncoder: Send + Sync {
-    fn dim(&self) -> usize;
-    fn embed_pass(&self, items: &[&TokenIds]) -> Vec<f32>;
-}
-
-impl PassEncoder for InferenceEncoder {
-    fn dim(&self) -> usize {
-        InferenceEncoder::dim(self)
-    }
-
-    fn embed_pass(&self, items: &[&TokenIds]) -> Vec<f32> {
-        InferenceEncoder::embed_pass(self, items)
-    }
-}
 
 /// A job's forward pass failed (it panicked or returned the wrong number of values).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -164,7 +145,7 @@ struct Intake {
 }
 
 struct Pool {
-    encoder: Box<dyn PassEncoder>,
+    encoder: Box<dyn Embedder>,
     options: EncodeOptions,
     max_batch_tokens: usize,
     passes: Mutex<VecDeque<Pass>>,
@@ -362,42 +343,24 @@ impl Pool {
 }
 
 impl Batcher {
-    /// Starts the inference pool (`options.workers` threads on CPU, one on a GPU).
+    /// Starts the inference pool (`options.workers` threads on CPU, one on a GPU) over
+    /// `embedder` (the pool sees the model only through [`Embedder`]).
     /// `max_batch_tokens` bounds the tokens of jobs coalesced into one run (a single
     /// larger job still runs alone); `options` cuts runs into forward passes;
     /// `queue_capacity` bounds waiting jobs. The handle's thread ends when every
     /// [`Batcher`] is dropped and the queued work is done.
     pub fn start(
-        encoder: SentenceEncoder,
-        options: EncodeOptions,
-        max_batch_tokens: usize,
-        queue_capacity: usize,
-        metrics: Arc<Metrics>,
-    ) -> (Self, std::thread::JoinHandle<()>) {
-        Self::start_with(
-            encoder,
-            |e| Box::new(e),
-            options,
-            max_batch_tokens,
-            queue_capacity,
-            metrics,
-        )
-    }
-
-    /// [`Batcher::start`] with every forward pass run by `wrap(encoder)`.
-    pub fn start_with(
-        encoder: SentenceEncoder,
-        wrap: impl FnOnce(InferenceEncoder) -> Box<dyn PassEncoder>,
+        embedder: Box<dyn Embedder>,
         options: EncodeOptions,
         max_batch_tokens: usize,
         queue_capacity: usize,
         metrics: Arc<Metrics>,
     ) -> (Self, std::thread::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel::<Job>(queue_capacity.max(1));
-        let on_cpu = encoder.device() == Device::Cpu;
+        let on_cpu = embedder.device() == Device::Cpu;
         let workers = if on_cpu { options.workers.max(1) } else { 1 };
         let pool = Pool {
-            encoder: wrap(InferenceEncoder::new(encoder)),
+            encoder: embedder,
             options,
             max_batch_tokens,
             passes: Mutex::new(VecDeque::new()),

@@ -29,9 +29,9 @@ use base64::Engine;
 use tch::{Kind, Tensor};
 
 use self::api::*;
-use self::batcher::{Batcher, EnqueueError, PassEncoder};
+use self::batcher::{Batcher, EnqueueError};
 use self::metrics::Metrics;
-use crate::inference::{EncodeOptions, InferenceEncoder};
+use crate::inference::{Embedder, EncodeOptions, InferenceEncoder};
 use crate::mine::{Deadline, MatrixView, MineOptions, mine};
 use crate::model::SentenceEncoder;
 use crate::tokenizer::{SentenceTokenizer, TokenIds};
@@ -225,7 +225,7 @@ pub async fn serve(
 pub async fn serve_with(
     listener: tokio::net::TcpListener,
     encoder: SentenceEncoder,
-    wrap: impl FnOnce(InferenceEncoder) -> Box<dyn PassEncoder>,
+    wrap: impl FnOnce(InferenceEncoder) -> Box<dyn Embedder>,
     options: EncodeOptions,
     config: ServeConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -244,9 +244,8 @@ pub async fn serve_with(
     let tokenizer = encoder.tokenizer().clone();
     let dim = encoder.dim();
     let model_normalizes = encoder.normalizes();
-    let (batcher, worker) = Batcher::start_with(
-        encoder,
-        wrap,
+    let (batcher, worker) = Batcher::start(
+        wrap(InferenceEncoder::new(encoder)),
         options,
         config.max_batch_tokens,
         config.max_queued_requests,

@@ -7,9 +7,9 @@ use super::StepOutcome;
 use super::store::{ShardRecord, Store};
 use crate::error::Result;
 use crate::inference::EncodeOptions;
+use crate::inference::embed_with_progress;
 use crate::io::atomic::write_atomic;
 use crate::io::npy::write_f32;
-use crate::mine::bitext::embed_with_progress;
 use crate::model::SentenceEncoder;
 
 /// Embeds shard `i` of `store` with `encoder` (skipped if it is already complete). The

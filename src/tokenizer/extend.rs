@@ -26,7 +26,7 @@ use tokenizers::models::TrainerWrapper;
 use tokenizers::models::wordpiece::{WordPiece, WordPieceTrainer};
 
 use crate::error::{LaseError, Result};
-use crate::model::checkpoint::{read_safetensors, write_safetensors};
+use crate::io::safetensors::{read_safetensors, write_safetensors};
 
 /// What [`extend_vocabulary`] did.
 #[derive(Clone, Debug, serde::Serialize)]

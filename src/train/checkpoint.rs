@@ -18,8 +18,8 @@ use super::optimizer::AdamW;
 use crate::data::SamplerState;
 use crate::error::{LaseError, Result};
 use crate::io::atomic::write_atomic;
+use crate::io::safetensors::{read_safetensors, write_safetensors};
 use crate::model::SentenceEncoder;
-use crate::model::checkpoint::{read_safetensors, write_safetensors};
 
 /// The non-tensor part of a checkpoint (`state.json`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -416,6 +416,10 @@ pub struct ScheduleConfig {
     pub padding_chunk: usize,
 }
 
+/// Sentences per forward pass in a direct (uncached) pass: small enough that sorting by
+/// length removes most padding, large enough for efficient matrix products.
+pub const DIRECT_PADDING_CHUNK: usize = 32;
+
 impl Default for ScheduleConfig {
     fn default() -> Self {
         Self {
@@ -425,7 +429,7 @@ impl Default for ScheduleConfig {
             batch_pairs: 152,
             accumulation_steps: 1,
             grad_cache_chunk: 0,
-            padding_chunk: crate::train::grad_cache::DIRECT_PADDING_CHUNK,
+            padding_chunk: DIRECT_PADDING_CHUNK,
         }
     }
 }

@@ -31,14 +31,10 @@ pub struct PassOptions {
     /// Dropout on (training) or off.
     pub train: bool,
     /// Sentences per length-sorted forward in a direct pass (`chunk` 0): on a CPU 32
-    /// ([`DIRECT_PADDING_CHUNK`]) removes most padding; on a GPU, where each forward is a
+    /// ([`super::config::DIRECT_PADDING_CHUNK`]) removes most padding; on a GPU, where each forward is a
     /// fixed cost of kernel launches, larger chunks run faster.
     pub padding_chunk: usize,
 }
-
-/// Sentences per forward pass in a direct (uncached) pass: small enough that sorting by
-/// length removes most padding, large enough for efficient matrix products.
-pub const DIRECT_PADDING_CHUNK: usize = 32;
 
 /// Length-sorted chunks of `size` sentences (positions in the side), so padding stays small.
 fn chunks(items: &[&TokenIds], size: usize) -> Vec<Vec<usize>> {

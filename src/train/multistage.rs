@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use tch::{Device, Kind, Tensor};
+use tch::{Device, Tensor};
 
 use super::config::{
     ContrastiveKind, DataConfig, DistillationConfig, ModelConfig, ObjectiveConfig, OptimizerConfig,
@@ -25,7 +25,8 @@ use super::config::{
 };
 use super::optimizer::AdamW;
 use super::schedule::learning_rate;
-use super::trainer::{TrainOptions, train, training_and_dev_sets};
+use super::trainer::{TrainOptions, train};
+use super::training_data::training_and_dev_sets;
 use crate::error::{LaseError, Result};
 use crate::io::atomic::write_atomic;
 use crate::model::SentenceEncoder;
@@ -473,9 +474,7 @@ fn align_bottleneck(
             .transformer()
             .embeddings
             .token_embeddings(&batch.input_ids);
-        let mask = batch.attention_mask.to_kind(Kind::Float).unsqueeze(-1);
-        let loss = ((got - target).square() * &mask).sum(Kind::Float)
-            / (mask.sum(Kind::Float) * student.config().hidden_size as f64);
+        let loss = crate::losses::bottleneck_alignment(&got, &target, &batch.attention_mask);
         loss.backward();
         let lr = learning_rate(
             budget.lr,
@@ -502,6 +501,7 @@ fn align_bottleneck(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tch::Kind;
 
     /// Stage 4 weights MSE as Eq. 6 writes it (a squared norm per sentence); stages 1 and
     /// 3 keep the element mean of sentence-transformers' MSELoss.

@@ -1,5 +1,7 @@
-//! The training loop: data -> tokenizer -> encoder -> objective -> AdamW, with dev
-//! evaluation, JSONL metrics, atomic checkpoints and exact resume.
+//! The training loop ([`Trainer`]): data -> tokenizer -> encoder -> objective -> AdamW,
+//! with dev evaluation, JSONL metrics, atomic checkpoints and exact resume. What it is
+//! built from lives beside it: [`super::training_data`], [`super::encoder_init`],
+//! [`super::teacher_cache`], [`super::dev_set`].
 //!
 //! Layout of an output folder:
 //! - `config.toml`: the recipe (a resumed run must use the same one);
@@ -15,37 +17,33 @@
 //! same weights as an uninterrupted one. libtorch's random generator (dropout) is
 //! process-global, so two runs must not train concurrently in one process.
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::{Deserialize, Serialize};
-use tch::{Device, Kind, Tensor};
+use tch::Device;
 
 use super::checkpoint::{self, TrainState};
-use super::config::{DataConfig, ModelConfig, TokenizerConfig, TrainConfig};
+use super::config::TrainConfig;
+use super::dev_set::DevSet;
+use super::encoder_init::initial_encoder;
 use super::grad_cache::{PassOptions, forward_backward};
 use super::metrics::{MetricsLog, plot};
 use super::objective::{BatchContext, Objective};
 use super::optimizer::AdamW;
+use super::outcome::summary;
+pub use super::outcome::{BEST_MODEL, BestDev, TrainSummary};
 use super::schedule::learning_rate;
+use super::teacher_cache::TeacherCache;
+use super::training_data::{batch_sampler, training_and_dev_sets};
 use crate::data::sampler::pair_keys;
-use crate::data::{BatchSampler, ParallelCorpus, split_dev};
+use crate::data::{BatchSampler, ParallelCorpus};
 use crate::error::{LaseError, Result};
-use crate::eval::bitext_retrieval::bitext_retrieval;
-use crate::eval::embed_unit_vectors;
-use crate::eval::leakage::BenchmarkSentences;
-use crate::inference::EncodeOptions;
 use crate::io::atomic::write_atomic;
-use crate::mine::MatrixView;
-use crate::model::dense::{DenseConfig, IDENTITY};
-use crate::model::{
-    EncoderConfig, HeadSpec, PoolingConfig, PoolingMode, Precision, SentenceEncoder,
-};
+use crate::model::{Precision, SentenceEncoder};
 use crate::rng::mix_seed;
-use crate::tokenizer::TokenIds;
-use crate::tokenizer::training::{TokenizerTrainingOptions, balanced_sample, train_unigram};
+use crate::tokenizer::{TokenIds, TokenStore};
 
 /// Run-time options that are not part of the recipe.
 #[derive(Clone, Debug)]
@@ -77,147 +75,414 @@ impl Default for TrainOptions {
     }
 }
 
-/// What a run did.
-#[derive(Clone, Debug, Serialize)]
-pub struct TrainSummary {
-    pub steps: u64,
-    pub resumed_from: Option<u64>,
-    pub first_loss: Option<f64>,
-    pub last_loss: Option<f64>,
-    pub dev_p_at_1: Option<f64>,
-    pub pairs_per_second: f64,
-    pub seconds: f64,
-    pub model_dir: Option<PathBuf>,
-    /// The best dev P@1 of the run so far and where its model is (`best-model/`).
-    pub best_dev: Option<BestDev>,
-    pub best_model_dir: Option<PathBuf>,
-}
-
-/// The step and score of a run's best dev P@1 (`best-model/dev.json`).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BestDev {
-    pub step: u64,
-    pub dev_p_at_1: f64,
-}
-
-/// The folder of the best-dev model in a run folder.
-pub const BEST_MODEL: &str = "best-model";
-
-impl BestDev {
-    /// The best-dev record of the run in `out`, if a complete `best-model/` exists.
-    pub fn read(out: &Path) -> Result<Option<Self>> {
-        let path = out.join(BEST_MODEL).join("dev.json");
-        if !path.is_file() {
-            return Ok(None);
-        }
-        let text = std::fs::read_to_string(&path).map_err(|e| LaseError::io(&path, e))?;
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| LaseError::bad_line(&path, e.line(), e.to_string()))
-    }
-}
-
 /// Trains (or resumes) the recipe `config` into `out`.
 pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result<TrainSummary> {
-    config.validate()?;
-    crate::runtime::flush_denormals();
-    std::fs::create_dir_all(out).map_err(|e| LaseError::io(out, e))?;
-    let config_path = out.join("config.toml");
-    if config_path.exists() {
-        let previous = TrainConfig::from_file(&config_path)?;
-        if &previous != config {
-            return Err(LaseError::InvalidArgument(format!(
-                "{} holds a run of a different recipe; resume needs the same config (or choose another --out)",
-                out.display()
+    Trainer::new(config, out, options)?.run()
+}
+
+/// One run of a recipe: everything the loop holds between steps.
+pub struct Trainer<'a> {
+    config: &'a TrainConfig,
+    out: &'a Path,
+    options: &'a TrainOptions,
+    train_set: ParallelCorpus,
+    src_tokens: TokenStore,
+    tgt_tokens: TokenStore,
+    sampler: BatchSampler,
+    encoder: SentenceEncoder,
+    objective: Objective,
+    optimizer: AdamW,
+    teacher: Option<TeacherCache>,
+    dev: DevSet,
+    vocab_size: usize,
+    special_ids: Vec<i64>,
+    state: TrainState,
+    resumed_from: Option<u64>,
+    best: Option<BestDev>,
+    metrics: MetricsLog,
+}
+
+/// What one optimizer step did.
+struct StepOutcome {
+    loss: f64,
+    lr: f64,
+    grad_norm: f64,
+    parts: BTreeMap<&'static str, f64>,
+}
+
+impl<'a> Trainer<'a> {
+    /// Sets a run up in `out`: the recipe checked against the folder's, the data read and
+    /// tokenized, the encoder built (or loaded from the checkpoint), the teacher cache
+    /// filled, and the objective, optimizer and sampler restored when resuming.
+    pub fn new(config: &'a TrainConfig, out: &'a Path, options: &'a TrainOptions) -> Result<Self> {
+        config.validate()?;
+        crate::runtime::flush_denormals();
+        claim_run_folder(config, out)?;
+        let (train_set, dev_set) = training_and_dev_sets(&config.data, config.run.seed)?;
+        tracing::info!(
+            "{} training pairs in {} languages ({} skipped as empty), {} dev pairs",
+            train_set.len(),
+            train_set.languages.len(),
+            train_set.skipped_empty,
+            dev_set.len()
+        );
+
+        let device = options.device;
+        let resume_dir = checkpoint::find(out);
+        let resumed_state = resume_dir
+            .as_deref()
+            .map(checkpoint::read_state)
+            .transpose()?;
+        tch::manual_seed(config.run.seed as i64);
+        let mut encoder = match &resume_dir {
+            Some(dir) => SentenceEncoder::load(dir.join("encoder"), device)?,
+            None => initial_encoder(config, out, &train_set, device)?,
+        };
+        let normalize_in_training = config
+            .objective
+            .distillation
+            .as_ref()
+            .is_some_and(|d| d.normalize_student);
+        encoder.set_normalize(normalize_in_training);
+        encoder.set_mixed_precision(options.precision);
+        if options.precision != Precision::F32 {
+            tracing::info!(
+                "mixed precision: {:?} matrix products, float32 weights",
+                options.precision
+            );
+        }
+        if let Some(state) = &resumed_state
+            && state.languages != train_set.languages
+        {
+            return Err(LaseError::InvalidArgument(
+                "the training data's languages differ from the checkpoint's".into(),
+            ));
+        }
+        let (src_tokens, tgt_tokens) =
+            tokenize_pairs(&mut encoder, &train_set, config.model.train_max_tokens)?;
+        let keys: Vec<[u64; 3]> = train_set.pairs.iter().map(pair_keys).collect();
+        let mut sampler = batch_sampler(&config.data, &train_set, keys)?;
+
+        let vocab_size = encoder.tokenizer().vocab_size();
+        let special_ids: Vec<i64> = encoder
+            .tokenizer()
+            .inner()
+            .get_added_tokens_decoder()
+            .iter()
+            .filter(|(_, t)| t.special)
+            .map(|(id, _)| *id as i64)
+            .collect();
+        let (teacher, mut objective) =
+            teacher_and_objective(config, out, options, &train_set, &encoder, vocab_size)?;
+        let mut optimizer = new_optimizer(config, &encoder, &objective);
+
+        let mut state = TrainState {
+            step: 0,
+            sampler: sampler.state().clone(),
+            optimizer_steps: 0,
+            languages: train_set.languages.clone(),
+            pairs_seen: 0,
+            elapsed_seconds: 0.0,
+        };
+        if let (Some(dir), Some(saved)) = (&resume_dir, resumed_state) {
+            checkpoint::restore(dir, &mut objective, &mut optimizer, &saved)?;
+            sampler.restore(saved.sampler.clone())?;
+            state = saved;
+            tracing::info!("resuming {} at step {}", out.display(), state.step);
+        }
+        let resumed_from = (state.step > 0).then_some(state.step);
+        // A best-dev model belongs to the run whose checkpoint is here: a fresh start drops
+        // any left from an earlier run in this folder.
+        let best_dir = out.join(BEST_MODEL);
+        if resumed_from.is_none() && best_dir.exists() {
+            std::fs::remove_dir_all(&best_dir).map_err(|e| LaseError::io(&best_dir, e))?;
+        }
+        let best = BestDev::read(out)?;
+        let metrics = MetricsLog::open(&out.join("metrics.jsonl"), Some(state.step))?;
+        let dev = DevSet::new(&dev_set, config.run.dev_max_pairs);
+        Ok(Self {
+            config,
+            out,
+            options,
+            train_set,
+            src_tokens,
+            tgt_tokens,
+            sampler,
+            encoder,
+            objective,
+            optimizer,
+            teacher,
+            dev,
+            vocab_size,
+            special_ids,
+            state,
+            resumed_from,
+            best,
+            metrics,
+        })
+    }
+
+    /// Trains to the end of the schedule (or to the stop the options ask for, with a
+    /// checkpoint), then writes `model/` and the metrics plot.
+    pub fn run(mut self) -> Result<TrainSummary> {
+        let s = &self.config.schedule;
+        let bar = progress_bar(self.options.progress, s.steps, self.state.step);
+        let started = Instant::now();
+        let elapsed_before = self.state.elapsed_seconds;
+        let (mut first_loss, mut last_loss, mut last_dev) = (None, None, None);
+        let mut window_pairs = 0u64;
+        let mut window_start = Instant::now();
+        let mut steps_this_run = 0u64;
+        let best_dir = self.out.join(BEST_MODEL);
+        while self.state.step < s.steps {
+            let pairs_before = self.state.pairs_seen;
+            let step = self.step()?;
+            window_pairs += self.state.pairs_seen - pairs_before;
+            steps_this_run += 1;
+            first_loss.get_or_insert(step.loss);
+            last_loss = Some(step.loss);
+            bar.set_position(self.state.step);
+
+            let log_now = self
+                .state
+                .step
+                .is_multiple_of(self.config.run.log_every.max(1))
+                || self.state.step == s.steps;
+            let eval_now = self.config.run.eval_every > 0
+                && (self.state.step.is_multiple_of(self.config.run.eval_every)
+                    || self.state.step == s.steps);
+            if log_now || eval_now {
+                let secs = window_start.elapsed().as_secs_f64().max(1e-9);
+                let pairs_per_second = window_pairs as f64 / secs;
+                if let Some(p1) = self.record(&step, pairs_per_second, eval_now, &best_dir)? {
+                    last_dev = Some(p1);
+                }
+                bar.set_message(format!(
+                    "loss {:.4} lr {:.2e} {pairs_per_second:.0} pairs/s{}",
+                    step.loss,
+                    step.lr,
+                    last_dev
+                        .map(|d| format!(" dev P@1 {d:.1}"))
+                        .unwrap_or_default()
+                ));
+                window_pairs = 0;
+                window_start = Instant::now();
+            }
+            let stop_now = self
+                .options
+                .stop_after_steps
+                .is_some_and(|n| steps_this_run >= n)
+                || self
+                    .options
+                    .time_limit
+                    .is_some_and(|t| started.elapsed() >= t);
+            let checkpoint_now = self
+                .state
+                .step
+                .is_multiple_of(self.config.run.checkpoint_every.max(1))
+                || self.state.step == s.steps
+                || stop_now;
+            if checkpoint_now {
+                self.state.elapsed_seconds = elapsed_before + started.elapsed().as_secs_f64();
+                self.checkpoint()?;
+            }
+            if stop_now && self.state.step < s.steps {
+                bar.abandon();
+                return Ok(summary(
+                    &self.state,
+                    self.resumed_from,
+                    first_loss,
+                    last_loss,
+                    last_dev,
+                    started,
+                    None,
+                )
+                .with_best(self.best, &best_dir));
+            }
+        }
+        bar.finish();
+        plot(self.metrics.path(), &self.out.join("metrics.svg"))?;
+        let model_dir = self.out.join("model");
+        export(&mut self.encoder, &model_dir, None)?;
+        Ok(summary(
+            &self.state,
+            self.resumed_from,
+            first_loss,
+            last_loss,
+            last_dev,
+            started,
+            Some(model_dir),
+        )
+        .with_best(self.best, &best_dir))
+    }
+
+    /// One optimizer step: the schedule's micro-batches forward and backward (gradients
+    /// accumulated), clipping, AdamW at the step's learning rate.
+    fn step(&mut self) -> Result<StepOutcome> {
+        let s = &self.config.schedule;
+        let device = self.options.device;
+        let lr = learning_rate(
+            self.config.optimizer.lr,
+            self.state.step,
+            s.warmup_steps,
+            s.steps,
+            s.decay,
+        );
+        let mut loss_sum = 0.0;
+        let mut parts_sum: BTreeMap<&'static str, f64> = BTreeMap::new();
+        for micro in 0..s.accumulation_steps {
+            let batch = self.sampler.next_batch(s.batch_pairs);
+            let xs_owned: Vec<TokenIds> = batch
+                .iter()
+                .map(|&i| self.src_tokens.get(i as usize))
+                .collect();
+            let ys_owned: Vec<TokenIds> = batch
+                .iter()
+                .map(|&i| self.tgt_tokens.get(i as usize))
+                .collect();
+            let xs: Vec<&TokenIds> = xs_owned.iter().collect();
+            let ys: Vec<&TokenIds> = ys_owned.iter().collect();
+            let pairs = &self.train_set.pairs;
+            let lang_x: Vec<i64> = batch
+                .iter()
+                .map(|&i| pairs[i as usize].src_lang as i64)
+                .collect();
+            let lang_y: Vec<i64> = batch
+                .iter()
+                .map(|&i| pairs[i as usize].tgt_lang as i64)
+                .collect();
+            let ids_x: Vec<&[i64]> = xs.iter().map(|t| t.ids.as_slice()).collect();
+            let ids_y: Vec<&[i64]> = ys.iter().map(|t| t.ids.as_slice()).collect();
+            let mut ctx = BatchContext::new(&lang_x, &lang_y, device);
+            if self.objective.needs_bags() {
+                ctx = ctx.with_bags(&ids_x, &ids_y, self.vocab_size, &self.special_ids);
+            }
+            if let Some(t) = &self.teacher {
+                ctx = ctx.with_teacher(
+                    t.rows(&t.source, &batch, device),
+                    t.rows(&t.target, &batch, device),
+                );
+            }
+            let pass = PassOptions {
+                chunk: s.grad_cache_chunk,
+                seed: mix_seed(&[self.config.run.seed, self.state.step, micro as u64]),
+                loss_scale: 1.0 / s.accumulation_steps as f64,
+                train: true,
+                padding_chunk: s.padding_chunk,
+            };
+            let out_loss = forward_backward(&self.encoder, &self.objective, &xs, &ys, &ctx, &pass);
+            let value = out_loss.total.double_value(&[]);
+            if !value.is_finite() {
+                return Err(LaseError::Model(format!(
+                    "loss is {value} at step {} (parts {:?}); lower the learning rate or check the data",
+                    self.state.step + 1,
+                    out_loss.parts
+                )));
+            }
+            loss_sum += value / s.accumulation_steps as f64;
+            for (name, v) in out_loss.parts {
+                *parts_sum.entry(name).or_insert(0.0) += v / s.accumulation_steps as f64;
+            }
+            self.state.pairs_seen += batch.len() as u64;
+        }
+        let grad_norm = self.optimizer.grad_norm();
+        if !grad_norm.is_finite() {
+            return Err(LaseError::Model(format!(
+                "gradient norm is {grad_norm} at step {}; lower the learning rate or check the data",
+                self.state.step + 1
             )));
         }
-    } else {
-        write_atomic(&config_path, config.to_toml().as_bytes())?;
+        let max_norm = self.config.optimizer.max_grad_norm;
+        if max_norm > 0.0 && grad_norm > max_norm {
+            self.optimizer.scale_grads(max_norm / (grad_norm + 1e-6));
+        }
+        self.optimizer.step(lr);
+        self.optimizer.zero_grad();
+        self.state.step += 1;
+        Ok(StepOutcome {
+            loss: loss_sum,
+            lr,
+            grad_norm,
+            parts: parts_sum,
+        })
     }
 
-    let (train_set, dev_set) = training_and_dev_sets(&config.data, config.run.seed)?;
-    tracing::info!(
-        "{} training pairs in {} languages ({} skipped as empty), {} dev pairs",
-        train_set.len(),
-        train_set.languages.len(),
-        train_set.skipped_empty,
-        dev_set.len()
-    );
+    /// Appends the step's metrics line; when `eval_now`, scores the dev set first and
+    /// writes `best-model/` if it improved. Returns the dev P@1 it measured.
+    fn record(
+        &mut self,
+        step: &StepOutcome,
+        pairs_per_second: f64,
+        eval_now: bool,
+        best_dir: &Path,
+    ) -> Result<Option<f64>> {
+        let mut record = serde_json::json!({
+            "step": self.state.step,
+            "loss": step.loss,
+            "lr": step.lr,
+            "grad_norm": step.grad_norm,
+            "pairs_per_second": pairs_per_second,
+            "pairs_seen": self.state.pairs_seen,
+            "mixed_precision": self.options.precision == Precision::Bf16,
+        });
+        for (name, v) in &step.parts {
+            record[*name] = serde_json::json!(v);
+        }
+        let mut dev = None;
+        if eval_now && !self.dev.is_empty() {
+            let p1 = self.dev.p_at_1(&self.encoder)?;
+            record["dev_p_at_1"] = serde_json::json!(p1);
+            dev = Some(p1);
+            if self.best.is_none_or(|b| p1 > b.dev_p_at_1) {
+                let now = BestDev {
+                    step: self.state.step,
+                    dev_p_at_1: p1,
+                };
+                export(&mut self.encoder, best_dir, Some(&now))?;
+                self.best = Some(now);
+            }
+        }
+        self.metrics.append(&record)?;
+        Ok(dev)
+    }
 
+    /// Saves the checkpoint of the current step (atomically; see [`checkpoint::save`]).
+    fn checkpoint(&mut self) -> Result<()> {
+        self.state.sampler = self.sampler.state().clone();
+        self.state.optimizer_steps = self.optimizer.steps_taken();
+        checkpoint::save(
+            self.out,
+            &self.encoder,
+            &self.objective,
+            &self.optimizer,
+            &self.state,
+        )
+    }
+}
+
+/// The distillation teacher's cached vectors (when the recipe has a teacher) and the
+/// recipe's objective, its heads sized for this encoder and teacher.
+fn teacher_and_objective(
+    config: &TrainConfig,
+    out: &Path,
+    options: &TrainOptions,
+    train_set: &ParallelCorpus,
+    encoder: &SentenceEncoder,
+    vocab_size: usize,
+) -> Result<(Option<TeacherCache>, Objective)> {
     let device = options.device;
-    let resume_dir = checkpoint::find(out);
-    let resumed_state = resume_dir
-        .as_deref()
-        .map(checkpoint::read_state)
-        .transpose()?;
-    tch::manual_seed(config.run.seed as i64);
-    let mut encoder = match &resume_dir {
-        Some(dir) => SentenceEncoder::load(dir.join("encoder"), device)?,
-        None => initial_encoder(config, out, &train_set, device)?,
-    };
-    let normalize_in_training = config
-        .objective
-        .distillation
-        .as_ref()
-        .is_some_and(|d| d.normalize_student);
-    encoder.set_normalize(normalize_in_training);
-    encoder.set_mixed_precision(options.precision);
-    if options.precision != Precision::F32 {
-        tracing::info!(
-            "mixed precision: {:?} matrix products, float32 weights",
-            options.precision
-        );
-    }
-    if let Some(state) = &resumed_state
-        && state.languages != train_set.languages
-    {
-        return Err(LaseError::InvalidArgument(
-            "the training data's languages differ from the checkpoint's".into(),
-        ));
-    }
-
-    // Training sentences may be cut shorter than the model's own limit (which the saved
-    // model keeps for inference).
-    let model_max = encoder.tokenizer().max_length();
-    if let Some(n) = config.model.train_max_tokens {
-        encoder.set_max_seq_length(n.min(model_max))?;
-    }
-    // In chunks into flat stores: millions of pairs fit in a few GB (issue 14: the
-    // whole-corpus batch encode took 18 GB for 2.8M pairs and was killed).
-    const TOKENIZE_CHUNK: usize = 16_384;
-    let tokenizer = encoder.tokenizer();
-    let src_tokens = tokenizer.encode_to_store(
-        train_set.pairs.iter().map(|p| p.src.as_str()),
-        TOKENIZE_CHUNK,
-    )?;
-    let tgt_tokens = tokenizer.encode_to_store(
-        train_set.pairs.iter().map(|p| p.tgt.as_str()),
-        TOKENIZE_CHUNK,
-    )?;
-    encoder.set_max_seq_length(model_max)?;
-    let keys: Vec<[u64; 3]> = train_set.pairs.iter().map(pair_keys).collect();
-    let mut sampler = batch_sampler(&config.data, &train_set, keys)?;
-
-    let vocab_size = encoder.tokenizer().vocab_size();
-    let special_ids: Vec<i64> = encoder
-        .tokenizer()
-        .inner()
-        .get_added_tokens_decoder()
-        .iter()
-        .filter(|(_, t)| t.special)
-        .map(|(id, _)| *id as i64)
-        .collect();
-    let teacher = match &config.objective.distillation {
+    let distillation = config.objective.distillation.as_ref();
+    let teacher = match distillation {
         Some(d) => Some(TeacherCache::build(
             d,
-            &train_set,
+            train_set,
             out,
             device,
             options.progress,
         )?),
         None => None,
     };
-    if let (Some(t), Some(d)) = (&teacher, &config.objective.distillation)
+    if let (Some(t), Some(d)) = (&teacher, distillation)
         && (d.mse > 0.0)
         && t.dim != encoder.dim()
     {
@@ -236,13 +501,65 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
         teacher.as_ref().map(|t| t.dim),
         device,
     )?;
-    if let (Some(t), Some(d)) = (&teacher, &config.objective.distillation)
+    if let (Some(t), Some(d)) = (&teacher, distillation)
         && d.soft_label_centering
     {
         objective.set_teacher_center(t.mean(device));
     }
-    let mut optimizer = AdamW::new(
-        trainable_parameters(&encoder, &objective)
+    Ok((teacher, objective))
+}
+
+/// Creates `out` and records the recipe there; a folder holding another recipe's run is
+/// an error (resume needs the same recipe).
+fn claim_run_folder(config: &TrainConfig, out: &Path) -> Result<()> {
+    std::fs::create_dir_all(out).map_err(|e| LaseError::io(out, e))?;
+    let config_path = out.join("config.toml");
+    if config_path.exists() {
+        let previous = TrainConfig::from_file(&config_path)?;
+        if &previous != config {
+            return Err(LaseError::InvalidArgument(format!(
+                "{} holds a run of a different recipe; resume needs the same config (or choose another --out)",
+                out.display()
+            )));
+        }
+        Ok(())
+    } else {
+        write_atomic(&config_path, config.to_toml().as_bytes())
+    }
+}
+
+/// Both sides of every training pair tokenized, in chunks into flat stores: millions of
+/// pairs fit in a few GB (issue 14: the whole-corpus batch encode took 18 GB for 2.8M
+/// pairs and was killed). Training sentences may be cut shorter than the model's own
+/// limit (`train_max_tokens`), which the saved model keeps for inference.
+fn tokenize_pairs(
+    encoder: &mut SentenceEncoder,
+    train_set: &ParallelCorpus,
+    train_max_tokens: Option<usize>,
+) -> Result<(TokenStore, TokenStore)> {
+    const TOKENIZE_CHUNK: usize = 16_384;
+    let model_max = encoder.tokenizer().max_length();
+    if let Some(n) = train_max_tokens {
+        encoder.set_max_seq_length(n.min(model_max))?;
+    }
+    let tokenizer = encoder.tokenizer();
+    let src_tokens = tokenizer.encode_to_store(
+        train_set.pairs.iter().map(|p| p.src.as_str()),
+        TOKENIZE_CHUNK,
+    )?;
+    let tgt_tokens = tokenizer.encode_to_store(
+        train_set.pairs.iter().map(|p| p.tgt.as_str()),
+        TOKENIZE_CHUNK,
+    )?;
+    encoder.set_max_seq_length(model_max)?;
+    Ok((src_tokens, tgt_tokens))
+}
+
+/// AdamW over the trainable parameters; with `freeze_encoder`, the transformer's
+/// weights get no gradients and are left out (its dense head still trains).
+fn new_optimizer(config: &TrainConfig, encoder: &SentenceEncoder, objective: &Objective) -> AdamW {
+    AdamW::new(
+        trainable_parameters(encoder, objective)
             .into_iter()
             .filter(|(name, t)| {
                 let frozen = config.model.freeze_encoder
@@ -256,346 +573,22 @@ pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result
             })
             .collect(),
         &config.optimizer,
-    );
-
-    let mut state = TrainState {
-        step: 0,
-        sampler: sampler.state().clone(),
-        optimizer_steps: 0,
-        languages: train_set.languages.clone(),
-        pairs_seen: 0,
-        elapsed_seconds: 0.0,
-    };
-    if let (Some(dir), Some(saved)) = (&resume_dir, resumed_state) {
-        checkpoint::restore(dir, &mut objective, &mut optimizer, &saved)?;
-        sampler.restore(saved.sampler.clone())?;
-        state = saved;
-        tracing::info!("resuming {} at step {}", out.display(), state.step);
-    }
-    let resumed_from = (state.step > 0).then_some(state.step);
-    // A best-dev model belongs to the run whose checkpoint is here: a fresh start drops
-    // any left from an earlier run in this folder.
-    let best_dir = out.join(BEST_MODEL);
-    if resumed_from.is_none() && best_dir.exists() {
-        std::fs::remove_dir_all(&best_dir).map_err(|e| LaseError::io(&best_dir, e))?;
-    }
-    let mut best = BestDev::read(out)?;
-    let metrics = MetricsLog::open(&out.join("metrics.jsonl"), Some(state.step))?;
-
-    let dev = DevSet::new(&dev_set, config.run.dev_max_pairs);
-    let s = &config.schedule;
-    let bar = if options.progress {
-        let bar = ProgressBar::new(s.steps);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{bar:30} {pos}/{len} steps {msg} [{elapsed_precise} < {eta_precise}]",
-            )
-            .expect("valid template"),
-        );
-        bar.set_position(state.step);
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
-    let started = Instant::now();
-    let elapsed_before = state.elapsed_seconds;
-    let mut first_loss = None;
-    let mut last_loss = None;
-    let mut last_dev = None;
-    let mut window_pairs = 0u64;
-    let mut window_start = Instant::now();
-    let mut steps_this_run = 0u64;
-
-    while state.step < s.steps {
-        let lr = learning_rate(
-            config.optimizer.lr,
-            state.step,
-            s.warmup_steps,
-            s.steps,
-            s.decay,
-        );
-        let mut loss_sum = 0.0;
-        let mut parts_sum: BTreeMap<&'static str, f64> = BTreeMap::new();
-        for micro in 0..s.accumulation_steps {
-            let batch = sampler.next_batch(s.batch_pairs);
-            let xs_owned: Vec<TokenIds> =
-                batch.iter().map(|&i| src_tokens.get(i as usize)).collect();
-            let ys_owned: Vec<TokenIds> =
-                batch.iter().map(|&i| tgt_tokens.get(i as usize)).collect();
-            let xs: Vec<&TokenIds> = xs_owned.iter().collect();
-            let ys: Vec<&TokenIds> = ys_owned.iter().collect();
-            let lang_x: Vec<i64> = batch
-                .iter()
-                .map(|&i| train_set.pairs[i as usize].src_lang as i64)
-                .collect();
-            let lang_y: Vec<i64> = batch
-                .iter()
-                .map(|&i| train_set.pairs[i as usize].tgt_lang as i64)
-                .collect();
-            let ids_x: Vec<&[i64]> = xs.iter().map(|t| t.ids.as_slice()).collect();
-            let ids_y: Vec<&[i64]> = ys.iter().map(|t| t.ids.as_slice()).collect();
-            let mut ctx = BatchContext::new(&lang_x, &lang_y, device);
-            if objective.needs_bags() {
-                ctx = ctx.with_bags(&ids_x, &ids_y, vocab_size, &special_ids);
-            }
-            if let Some(t) = &teacher {
-                ctx = ctx.with_teacher(
-                    t.rows(&t.source, &batch, device),
-                    t.rows(&t.target, &batch, device),
-                );
-            }
-            let pass = PassOptions {
-                chunk: s.grad_cache_chunk,
-                seed: mix_seed(&[config.run.seed, state.step, micro as u64]),
-                loss_scale: 1.0 / s.accumulation_steps as f64,
-                train: true,
-                padding_chunk: s.padding_chunk,
-            };
-            let out_loss = forward_backward(&encoder, &objective, &xs, &ys, &ctx, &pass);
-            let value = out_loss.total.double_value(&[]);
-            if !value.is_finite() {
-                return Err(LaseError::Model(format!(
-                    "loss is {value} at step {} (parts {:?}); lower the learning rate or check the data",
-                    state.step + 1,
-                    out_loss.parts
-                )));
-            }
-            loss_sum += value / s.accumulation_steps as f64;
-            for (name, v) in out_loss.parts {
-                *parts_sum.entry(name).or_insert(0.0) += v / s.accumulation_steps as f64;
-            }
-            state.pairs_seen += batch.len() as u64;
-            window_pairs += batch.len() as u64;
-        }
-        let grad_norm = optimizer.grad_norm();
-        if !grad_norm.is_finite() {
-            return Err(LaseError::Model(format!(
-                "gradient norm is {grad_norm} at step {}; lower the learning rate or check the data",
-                state.step + 1
-            )));
-        }
-        if config.optimizer.max_grad_norm > 0.0 && grad_norm > config.optimizer.max_grad_norm {
-            optimizer.scale_grads(config.optimizer.max_grad_norm / (grad_norm + 1e-6));
-        }
-        optimizer.step(lr);
-        optimizer.zero_grad();
-        state.step += 1;
-        steps_this_run += 1;
-        first_loss.get_or_insert(loss_sum);
-        last_loss = Some(loss_sum);
-        bar.set_position(state.step);
-
-        let log_now =
-            state.step.is_multiple_of(config.run.log_every.max(1)) || state.step == s.steps;
-        let eval_now = config.run.eval_every > 0
-            && (state.step.is_multiple_of(config.run.eval_every) || state.step == s.steps);
-        if log_now || eval_now {
-            let secs = window_start.elapsed().as_secs_f64().max(1e-9);
-            let mut record = serde_json::json!({
-                "step": state.step,
-                "loss": loss_sum,
-                "lr": lr,
-                "grad_norm": grad_norm,
-                "pairs_per_second": window_pairs as f64 / secs,
-                "pairs_seen": state.pairs_seen,
-                "mixed_precision": options.precision == Precision::Bf16,
-            });
-            for (name, v) in &parts_sum {
-                record[*name] = serde_json::json!(v);
-            }
-            if eval_now && !dev.is_empty() {
-                let p1 = dev.p_at_1(&encoder)?;
-                record["dev_p_at_1"] = serde_json::json!(p1);
-                last_dev = Some(p1);
-                if best.is_none_or(|b| p1 > b.dev_p_at_1) {
-                    let now = BestDev {
-                        step: state.step,
-                        dev_p_at_1: p1,
-                    };
-                    export(&mut encoder, &best_dir, Some(&now))?;
-                    best = Some(now);
-                }
-            }
-            bar.set_message(format!(
-                "loss {loss_sum:.4} lr {lr:.2e} {:.0} pairs/s{}",
-                window_pairs as f64 / secs,
-                last_dev
-                    .map(|d| format!(" dev P@1 {d:.1}"))
-                    .unwrap_or_default()
-            ));
-            metrics.append(&record)?;
-            window_pairs = 0;
-            window_start = Instant::now();
-        }
-        let stop_now = options
-            .stop_after_steps
-            .is_some_and(|n| steps_this_run >= n)
-            || options.time_limit.is_some_and(|t| started.elapsed() >= t);
-        let checkpoint_now = state
-            .step
-            .is_multiple_of(config.run.checkpoint_every.max(1))
-            || state.step == s.steps
-            || stop_now;
-        if checkpoint_now {
-            state.sampler = sampler.state().clone();
-            state.optimizer_steps = optimizer.steps_taken();
-            state.elapsed_seconds = elapsed_before + started.elapsed().as_secs_f64();
-            checkpoint::save(out, &encoder, &objective, &optimizer, &state)?;
-        }
-        if stop_now && state.step < s.steps {
-            bar.abandon();
-            return Ok(summary(
-                &state,
-                resumed_from,
-                first_loss,
-                last_loss,
-                last_dev,
-                started,
-                None,
-            )
-            .with_best(best, &best_dir));
-        }
-    }
-    bar.finish();
-    plot(metrics.path(), &out.join("metrics.svg"))?;
-    let model_dir = out.join("model");
-    export(&mut encoder, &model_dir, None)?;
-    Ok(summary(
-        &state,
-        resumed_from,
-        first_loss,
-        last_loss,
-        last_dev,
-        started,
-        Some(model_dir),
     )
-    .with_best(best, &best_dir))
 }
 
-fn summary(
-    state: &TrainState,
-    resumed_from: Option<u64>,
-    first_loss: Option<f64>,
-    last_loss: Option<f64>,
-    dev_p_at_1: Option<f64>,
-    started: Instant,
-    model_dir: Option<PathBuf>,
-) -> TrainSummary {
-    let seconds = started.elapsed().as_secs_f64();
-    TrainSummary {
-        steps: state.step,
-        resumed_from,
-        first_loss,
-        last_loss,
-        dev_p_at_1,
-        pairs_per_second: state.pairs_seen as f64 / state.elapsed_seconds.max(seconds).max(1e-9),
-        seconds,
-        model_dir,
-        best_dev: None,
-        best_model_dir: None,
+fn progress_bar(show: bool, steps: u64, position: u64) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
     }
-}
-
-impl TrainSummary {
-    /// The summary with the run's best-dev model, if dev P@1 was evaluated.
-    fn with_best(mut self, best: Option<BestDev>, dir: &Path) -> Self {
-        self.best_model_dir = best.map(|_| dir.to_path_buf());
-        self.best_dev = best;
-        self
-    }
-}
-
-/// The recipe's batch sampler: languages pooled by temperature, or, when any source has a
-/// weight, a source drawn by weight and then one of its languages by temperature.
-fn batch_sampler(
-    data: &DataConfig,
-    train_set: &ParallelCorpus,
-    keys: Vec<[u64; 3]>,
-) -> Result<BatchSampler> {
-    if data.sources.iter().all(|s| s.weight().is_none()) {
-        return BatchSampler::new(train_set.pairs_by_language(), keys, &data.sampling);
-    }
-    let weights: Vec<f64> = data
-        .sources
-        .iter()
-        .map(|s| s.weight().unwrap_or(1.0))
-        .collect();
-    let sampler = BatchSampler::mixed(
-        train_set.pairs_by_source_and_language(),
-        &weights,
-        keys,
-        &data.sampling,
-    )?;
-    tracing::info!(
-        "sources mixed by weight {weights:?}, languages by temperature alpha {}",
-        data.sampling.alpha
+    let bar = ProgressBar::new(steps);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} steps {msg} [{elapsed_precise} < {eta_precise}]",
+        )
+        .expect("valid template"),
     );
-    Ok(sampler)
-}
-
-/// A recipe's training pairs: its sources, less the pairs that share a sentence with a
-/// test set under `exclude_test_sets`; also how many were dropped (None: no exclusion).
-/// `already_read`: benchmark sentences the caller has read from a folder, used instead of
-/// reading that folder again when it is the exclusion folder.
-pub fn read_training_pairs(
-    data: &DataConfig,
-    already_read: Option<(&Path, &BenchmarkSentences)>,
-) -> Result<(ParallelCorpus, Option<usize>)> {
-    let mut corpus = ParallelCorpus::read(&data.sources)?;
-    let Some(dir) = data.exclusion() else {
-        return Ok((corpus, None));
-    };
-    let same_folder = |read_from: &Path| match (dir.canonicalize(), read_from.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    let read_here;
-    let benchmarks = match already_read {
-        Some((folder, b)) if same_folder(folder) => b,
-        _ => {
-            read_here = BenchmarkSentences::read(dir)?;
-            &read_here
-        }
-    };
-    let dropped = crate::eval::leakage::drop_leaks(&mut corpus, benchmarks);
-    tracing::info!(
-        "dropped {dropped} training pairs sharing a sentence with the {} test sentences under {}",
-        benchmarks.len(),
-        dir.display()
-    );
-    Ok((corpus, Some(dropped)))
-}
-
-/// The pairs a recipe trains on and its dev pairs, as `lase train` splits them: the
-/// sources minus test-set leaks, the dev split carved out, then `max_train_pairs`' sample.
-pub fn training_and_dev_sets(
-    data: &DataConfig,
-    seed: u64,
-) -> Result<(ParallelCorpus, ParallelCorpus)> {
-    let (corpus, _) = read_training_pairs(data, None)?;
-    let (mut train_set, dev_set) = split_dev(corpus, &data.dev);
-    if let Some(n) = data.max_train_pairs {
-        keep_sample(&mut train_set, n, seed);
-    }
-    Ok((train_set, dev_set))
-}
-
-/// Keeps a seeded random sample of `n` pairs (in their original order).
-fn keep_sample(corpus: &mut ParallelCorpus, n: usize, seed: u64) {
-    if corpus.pairs.len() <= n {
-        return;
-    }
-    let mut order: Vec<usize> = (0..corpus.pairs.len()).collect();
-    crate::rng::SplitMix64::new(mix_seed(&[seed, 0x5a3b1e])).shuffle(&mut order);
-    let mut keep = vec![false; corpus.pairs.len()];
-    for &i in &order[..n] {
-        keep[i] = true;
-    }
-    let mut i = 0;
-    corpus.pairs.retain(|_| {
-        i += 1;
-        keep[i - 1]
-    });
+    bar.set_position(position);
+    bar
 }
 
 /// What the optimizer updates, named as checkpoints store it: the encoder's variables
@@ -633,410 +626,4 @@ fn export(encoder: &mut SentenceEncoder, dir: &Path, best: Option<&BestDev>) -> 
         write_atomic(partial.join("dev.json"), json.as_bytes())?;
     }
     crate::io::atomic::replace_dir(&partial, dir)
-}
-
-/// The encoder a fresh run starts from: `init_from`, or random weights with a
-/// tokenizer from the recipe (or trained on the training text).
-fn initial_encoder(
-    config: &TrainConfig,
-    out: &Path,
-    train_set: &ParallelCorpus,
-    device: Device,
-) -> Result<SentenceEncoder> {
-    if let Some(dir) = &config.model.init_from {
-        let dir = match &config.model.extend_vocabulary {
-            Some(x) => extended_init(dir, x, out, train_set, config.run.seed)?,
-            None => dir.clone(),
-        };
-        let encoder = SentenceEncoder::load(&dir, device)?;
-        return match config.model.output_dim {
-            Some(k) if k != encoder.dim() => with_new_output_layer(&encoder, k),
-            _ => Ok(encoder),
-        };
-    }
-    let tokenizer_path = out.join("tokenizer.json");
-    let tokenizer_json = if let Some(path) = &config.tokenizer.path {
-        std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?
-    } else if tokenizer_path.exists() {
-        std::fs::read_to_string(&tokenizer_path).map_err(|e| LaseError::io(&tokenizer_path, e))?
-    } else {
-        let json = train_tokenizer(train_set, &config.tokenizer, config.run.seed, false)?;
-        write_atomic(&tokenizer_path, json.as_bytes())?;
-        json
-    };
-    new_encoder(&config.model, tokenizer_json, device)
-}
-
-/// `init_from` with the recipe's vocabulary extension, written once to `out/init/` (the
-/// sample and the trainer are seeded, so a re-run writes the same folder).
-fn extended_init(
-    dir: &Path,
-    x: &super::config::VocabularyExtension,
-    out: &Path,
-    train_set: &ParallelCorpus,
-    seed: u64,
-) -> Result<PathBuf> {
-    let target = out.join("init");
-    if target.join("model.safetensors").exists() && target.join("EXTENDED").exists() {
-        return Ok(target);
-    }
-    // The transformer folder of a sentence-transformers model is its root here.
-    let mut by_language: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
-    for p in &train_set.pairs {
-        by_language
-            .entry(train_set.languages[p.src_lang as usize].clone())
-            .or_default()
-            .push(p.src.as_str());
-    }
-    for v in by_language.values_mut() {
-        v.sort_unstable();
-        v.dedup();
-    }
-    let sample = crate::tokenizer::training::balanced_sample(
-        &by_language,
-        x.sample_sentences,
-        x.alpha,
-        seed,
-    );
-    let partial = out.join("init.partial");
-    if partial.exists() {
-        std::fs::remove_dir_all(&partial).map_err(|e| LaseError::io(&partial, e))?;
-    }
-    let report = crate::tokenizer::extend::extend_vocabulary(dir, &sample, x.pieces, &partial)?;
-    tracing::info!(
-        "vocabulary {} -> {} pieces; tokens per sampled sentence {:.1} -> {:.1}; first new pieces {:?}",
-        report.old_vocab_size,
-        report.new_vocab_size,
-        report.tokens_per_sentence_before,
-        report.tokens_per_sentence_after,
-        report.examples
-    );
-    let text = serde_json::to_string_pretty(&report).expect("report serialises");
-    write_atomic(partial.join("EXTENDED"), text.as_bytes())?;
-    if target.exists() {
-        std::fs::remove_dir_all(&target).map_err(|e| LaseError::io(&target, e))?;
-    }
-    std::fs::rename(&partial, &target).map_err(|e| LaseError::io(&partial, e))?;
-    Ok(target)
-}
-
-/// `encoder` with a new dense layer d -> k (PyTorch's nn.Linear initialisation: weight
-/// uniform in ±1/√d, bias 0), e.g. the 384-d output MSE distillation from a 384-d
-/// teacher needs on top of a 256-d pretrained student.
-fn with_new_output_layer(encoder: &SentenceEncoder, k: usize) -> Result<SentenceEncoder> {
-    let d = encoder.dim() as i64;
-    let bound = 1.0 / (d as f64).sqrt();
-    let weight = (Tensor::rand([k as i64, d], (Kind::Float, Device::Cpu)) * 2.0 - 1.0) * bound;
-    let bias = Tensor::zeros([k as i64], (Kind::Float, Device::Cpu));
-    encoder.with_linear_projection(&weight, &bias)
-}
-
-/// Trains the recipe's Unigram tokenizer on a language-balanced sample of `corpus`;
-/// returns the tokenizer.json text.
-pub fn train_tokenizer(
-    corpus: &ParallelCorpus,
-    t: &TokenizerConfig,
-    seed: u64,
-    progress: bool,
-) -> Result<String> {
-    let mut by_language: BTreeMap<String, Vec<&str>> = BTreeMap::new();
-    for (text, lang) in corpus.sentences() {
-        by_language.entry(lang.to_owned()).or_default().push(text);
-    }
-    let sample = balanced_sample(&by_language, t.sample_sentences, t.alpha, seed);
-    tracing::info!(
-        "training a {}-piece unigram tokenizer on {} sampled sentences",
-        t.vocab_size,
-        sample.len()
-    );
-    train_unigram(
-        &sample,
-        &corpus.languages,
-        &TokenizerTrainingOptions {
-            vocab_size: t.vocab_size,
-            show_progress: progress,
-        },
-    )
-}
-
-/// A randomly initialised encoder of the recipe's shape.
-pub fn new_encoder(
-    model: &ModelConfig,
-    tokenizer_json: String,
-    device: Device,
-) -> Result<SentenceEncoder> {
-    let inner = tokenizers::Tokenizer::from_bytes(tokenizer_json.as_bytes())
-        .map_err(|e| LaseError::Tokenizer(format!("invalid tokenizer.json: {e}")))?;
-    let vocab = inner.get_vocab_size(true);
-    let pad = inner
-        .token_to_id("<pad>")
-        .or_else(|| inner.token_to_id("[PAD]"))
-        .unwrap_or(0) as i64;
-    let mut c = EncoderConfig::bert(vocab, model.hidden, model.layers, model.heads, model.ffn);
-    c.max_position_embeddings = model.max_tokens;
-    c.hidden_dropout_prob = model.dropout;
-    c.attention_probs_dropout_prob = model.dropout;
-    c.embedding_size = model.embedding_size;
-    c.recurrent_unit_layers = model.recurrent_unit_layers;
-    c.pad_token_id = pad;
-    let mode: PoolingMode = model.pooling.parse().map_err(LaseError::InvalidArgument)?;
-    let head = HeadSpec {
-        pooling: PoolingConfig::single(model.hidden, mode),
-        dense: model
-            .output_dim
-            .map(|k| DenseConfig {
-                in_features: model.hidden,
-                out_features: k,
-                bias: true,
-                activation_function: IDENTITY.into(),
-            })
-            .into_iter()
-            .collect(),
-        normalize: false,
-    };
-    SentenceEncoder::new(c, tokenizer_json, model.max_tokens, head, device)
-}
-
-/// Dev pairs grouped by language, for P@1 during training.
-struct DevSet {
-    groups: Vec<(Vec<String>, Vec<String>)>,
-}
-
-impl DevSet {
-    fn new(dev: &ParallelCorpus, max_pairs: usize) -> Self {
-        let mut by_lang: BTreeMap<u16, (Vec<String>, Vec<String>)> = BTreeMap::new();
-        let limit = if max_pairs == 0 {
-            usize::MAX
-        } else {
-            max_pairs
-        };
-        for p in dev.pairs.iter().take(limit) {
-            let e = by_lang.entry(p.src_lang).or_default();
-            e.0.push(p.src.clone());
-            e.1.push(p.tgt.clone());
-        }
-        Self {
-            groups: by_lang.into_values().filter(|g| g.0.len() >= 2).collect(),
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.groups.is_empty()
-    }
-
-    /// Mean over languages of the two directions' mean P@1, in percent.
-    fn p_at_1(&self, encoder: &SentenceEncoder) -> Result<f64> {
-        let options = EncodeOptions::for_device(encoder.device());
-        let dim = encoder.dim();
-        let mut total = 0.0;
-        for (src, tgt) in &self.groups {
-            let x = embed_unit_vectors(encoder, src, &options, "dev", false)?;
-            let y = embed_unit_vectors(encoder, tgt, &options, "dev", false)?;
-            let scores = bitext_retrieval(
-                &MatrixView::new(&x, src.len(), dim)?,
-                &MatrixView::new(&y, tgt.len(), dim)?,
-                Some((src, tgt)),
-            )?;
-            total += scores.p_at_1();
-        }
-        Ok(100.0 * total / self.groups.len() as f64)
-    }
-}
-
-/// Writes one `dim`-wide row per text of `texts` to `path` (atomically), embedding each
-/// distinct text once (Tatoeba repeats many sentences: 249k of the 382k English sides
-/// are distinct) into the scratch matrix `scratch`, removed afterwards.
-fn write_embeddings_of_distinct(
-    texts: &[String],
-    dim: usize,
-    path: &Path,
-    scratch: &Path,
-    bar: &ProgressBar,
-    embed: &mut dyn FnMut(&[&str]) -> Result<Vec<f32>>,
-) -> Result<()> {
-    let mut row_of: HashMap<&str, usize> = HashMap::new();
-    let mut distinct: Vec<&str> = Vec::new();
-    let rows: Vec<usize> = texts
-        .iter()
-        .map(|text| {
-            *row_of.entry(text.as_str()).or_insert_with(|| {
-                distinct.push(text);
-                distinct.len() - 1
-            })
-        })
-        .collect();
-    bar.set_length(distinct.len() as u64);
-    let mut writer = crate::io::npy::NpyWriter::create(scratch, dim)?;
-    for chunk in distinct.chunks(4096) {
-        writer.write_rows(&embed(chunk)?)?;
-        bar.inc(chunk.len() as u64);
-    }
-    writer.finish()?;
-    let vectors = crate::io::npy::NpyMatrix::open(scratch)?;
-    let mut writer = crate::io::npy::NpyWriter::create(path, dim)?;
-    for chunk in rows.chunks(4096) {
-        let values: Vec<f32> = chunk.iter().flat_map(|&r| vectors.row(r)).collect();
-        writer.write_rows(&values)?;
-    }
-    writer.finish()?;
-    drop(vectors);
-    std::fs::remove_file(scratch).map_err(|e| LaseError::io(scratch, e))
-}
-
-/// Teacher embeddings of the training pairs, computed once into the run folder
-/// (`teacher-source.npy`, `teacher-target.npy`) and memory-mapped.
-struct TeacherCache {
-    source: Option<crate::io::npy::NpyMatrix>,
-    target: Option<crate::io::npy::NpyMatrix>,
-    dim: usize,
-}
-
-impl TeacherCache {
-    fn build(
-        d: &super::config::DistillationConfig,
-        train_set: &ParallelCorpus,
-        out: &Path,
-        device: Device,
-        progress: bool,
-    ) -> Result<Self> {
-        use super::config::TeacherSide;
-        let mut teacher: Option<SentenceEncoder> = None;
-        let mut side = |name: &str,
-                        wanted: bool,
-                        pick: &dyn Fn(&crate::data::TranslationPair) -> String|
-         -> Result<Option<crate::io::npy::NpyMatrix>> {
-            if !wanted {
-                return Ok(None);
-            }
-            let path = out.join(format!("teacher-{name}.npy"));
-            if path.exists() {
-                let m = crate::io::npy::NpyMatrix::open(&path)?;
-                if m.rows == train_set.len() {
-                    return Ok(Some(m));
-                }
-                tracing::warn!(
-                    "{}: {} rows for {} pairs; recomputing",
-                    path.display(),
-                    m.rows,
-                    train_set.len()
-                );
-            }
-            if teacher.is_none() {
-                teacher = Some(SentenceEncoder::load(&d.teacher, device)?);
-            }
-            let t = teacher.as_ref().expect("just loaded");
-            let options = EncodeOptions::for_device(device);
-            let bar = if progress {
-                ProgressBar::new(train_set.len() as u64)
-            } else {
-                ProgressBar::hidden()
-            };
-            bar.set_message(format!("teacher embeddings ({name})"));
-            let texts: Vec<String> = train_set.pairs.iter().map(pick).collect();
-            let scratch = out.join(format!("teacher-{name}.distinct.npy"));
-            write_embeddings_of_distinct(&texts, t.dim(), &path, &scratch, &bar, &mut |chunk| {
-                let v = t.encode_with(chunk, &options)?.contiguous();
-                let n = v.numel();
-                let mut values = vec![0f32; n];
-                v.copy_data(&mut values, n);
-                Ok(values)
-            })?;
-            bar.finish_and_clear();
-            Ok(Some(crate::io::npy::NpyMatrix::open(&path)?))
-        };
-        let (want_src, want_tgt) = match d.teacher_side {
-            TeacherSide::Source => (true, false),
-            TeacherSide::Target => (false, true),
-            TeacherSide::Both => (true, true),
-        };
-        let source = side("source", want_src, &|p| p.src.clone())?;
-        let target = side("target", want_tgt, &|p| p.tgt.clone())?;
-        let dim = source
-            .as_ref()
-            .or(target.as_ref())
-            .map(|m| m.cols)
-            .unwrap_or(0);
-        Ok(Self {
-            source,
-            target,
-            dim,
-        })
-    }
-
-    /// The mean teacher vector over every cached row of both sides, [d_t] on `device`.
-    fn mean(&self, device: Device) -> tch::Tensor {
-        let mut sum = vec![0f64; self.dim];
-        let mut rows = 0usize;
-        for m in [&self.source, &self.target].into_iter().flatten() {
-            for row in m.values().chunks(m.cols) {
-                for (s, &v) in sum.iter_mut().zip(row) {
-                    *s += f64::from(v);
-                }
-            }
-            rows += m.rows;
-        }
-        let mean: Vec<f32> = sum
-            .iter()
-            .map(|s| (s / rows.max(1) as f64) as f32)
-            .collect();
-        tch::Tensor::from_slice(&mean).to_device(device)
-    }
-
-    /// Rows `batch` of a side as [N, d_t] on `device`.
-    fn rows(
-        &self,
-        side: &Option<crate::io::npy::NpyMatrix>,
-        batch: &[u32],
-        device: Device,
-    ) -> Option<tch::Tensor> {
-        side.as_ref().map(|m| {
-            let flat: Vec<f32> = batch.iter().flat_map(|&i| m.row(i as usize)).collect();
-            tch::Tensor::from_slice(&flat)
-                .view([batch.len() as i64, m.cols as i64])
-                .to_device(device)
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn teacher_rows_follow_the_pairs_and_each_distinct_text_is_embedded_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let texts: Vec<String> = ["b", "a", "b", "cc", "a", "b"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let mut calls: Vec<String> = Vec::new();
-        let path = dir.path().join("cache.npy");
-        let scratch = dir.path().join("cache.distinct.npy");
-        write_embeddings_of_distinct(
-            &texts,
-            2,
-            &path,
-            &scratch,
-            &ProgressBar::hidden(),
-            &mut |chunk| {
-                calls.extend(chunk.iter().map(|s| s.to_string()));
-                Ok(chunk
-                    .iter()
-                    .flat_map(|s| [s.len() as f32, s.as_bytes()[0] as f32])
-                    .collect())
-            },
-        )
-        .unwrap();
-        assert_eq!(calls, ["b", "a", "cc"]);
-        let m = crate::io::npy::NpyMatrix::open(&path).unwrap();
-        assert_eq!(m.rows, texts.len());
-        for (i, t) in texts.iter().enumerate() {
-            assert_eq!(
-                m.row(i),
-                vec![t.len() as f32, t.as_bytes()[0] as f32],
-                "row {i}"
-            );
-        }
-        assert!(!scratch.exists());
-    }
 }

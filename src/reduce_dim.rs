@@ -11,9 +11,9 @@
 
 use tch::{Kind, Tensor};
 
-use super::SentenceEncoder;
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
+use crate::model::SentenceEncoder;
 
 /// The K-component PCA projection of `embeddings` [n, d]: (W [K, d], b [K]) and the
 /// share of the variance the K components keep.

@@ -5,10 +5,15 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
+use std::time::Instant;
 
 use serde::Serialize;
+use serde_json::Value;
 
+use super::benchmark_data::BenchmarkData;
 use super::embed_unit_vectors;
+use super::plot::{BarPanel, field_bars};
+use super::suite::{Suite, SuiteInput, SuiteOutcome, to_json};
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
 use crate::io::text::read_lines;
@@ -104,13 +109,13 @@ pub fn english_distractors(
 /// Runs the task for `langs` (FLORES codes; default: es, fr, ru, zh as LaBSE's UN task).
 pub fn evaluate(
     encoder: &SentenceEncoder,
-    data_dir: &Path,
+    data: BenchmarkData<'_>,
     langs: Option<&[String]>,
     options: &EncodeOptions,
     config: &PoolConfig,
     progress: bool,
 ) -> Result<BTreeMap<String, PoolScores>> {
-    let flores = data_dir.join("flores200-devtest/devtest");
+    let flores = data.flores_devtest();
     let langs: Vec<String> = match langs {
         Some(ls) => super::select_languages(
             super::flores::languages(&flores)?,
@@ -126,11 +131,8 @@ pub fn evaluate(
     let dim = encoder.dim();
     let english = read_lines(flores.join("eng_Latn.devtest"))?;
     let exclude: HashSet<String> = english.iter().map(|s| s.trim().to_owned()).collect();
-    let distractors = english_distractors(
-        &data_dir.join("tatoeba-challenge-eng-train"),
-        &exclude,
-        config.distractors,
-    )?;
+    let distractors =
+        english_distractors(&data.english_training_text(), &exclude, config.distractors)?;
     let mut pool = english.clone();
     pool.extend(distractors);
     let pool_vectors = embed_unit_vectors(encoder, &pool, options, "pool (English)", progress)?;
@@ -151,4 +153,52 @@ pub fn evaluate(
         );
     }
     Ok(out)
+}
+
+/// `lase eval --suite pool`: FLORES queries retrieved among the gold English sentences
+/// plus English distractors.
+pub struct PoolSuite;
+
+impl Suite for PoolSuite {
+    fn name(&self) -> &'static str {
+        "pool"
+    }
+
+    fn run(&self, input: &SuiteInput<'_>, _started: Instant) -> Result<SuiteOutcome> {
+        let config = PoolConfig::default();
+        let r = evaluate(
+            input.encoder,
+            input.data,
+            input.langs,
+            input.options,
+            &config,
+            input.progress,
+        )?;
+        let mut markdown = String::from(
+            "## Large-pool retrieval (P@1 %, FLORES queries among 1,012 gold + distractor English sentences)\n\n| direction | candidates | P@1 |\n| --- | ---: | ---: |\n",
+        );
+        let mut summary = Vec::new();
+        for (k, v) in &r {
+            summary.push(format!(
+                "pool {k}: P@1 {:.1} among {} candidates",
+                100.0 * v.p_at_1,
+                v.candidates
+            ));
+            markdown += &format!("| {k} | {} | {:.1} |\n", v.candidates, 100.0 * v.p_at_1);
+        }
+        markdown += "\n";
+        Ok(SuiteOutcome {
+            json: to_json(self, &r)?,
+            markdown,
+            summary,
+        })
+    }
+
+    fn panel(&self, json: &Value) -> Option<BarPanel> {
+        Some(BarPanel {
+            title: "Large-pool retrieval: P@1 (%)".into(),
+            y_label: "P@1 %".into(),
+            bars: field_bars(json, "p_at_1", 100.0),
+        })
+    }
 }

@@ -115,6 +115,26 @@ pub enum StorageDtype {
     F16,
 }
 
+impl std::str::FromStr for StorageDtype {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "f32" | "fp32" | "float32" => Ok(Self::F32),
+            "f16" | "fp16" | "float16" => Ok(Self::F16),
+            other => Err(format!("unknown storage dtype {other:?} (f16, f32)")),
+        }
+    }
+}
+
+impl std::fmt::Display for StorageDtype {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::F32 => "f32",
+            Self::F16 => "f16",
+        })
+    }
+}
+
 struct StoredTensor {
     dtype: Dtype,
     shape: Vec<usize>,

@@ -1,0 +1,71 @@
+//! `lase eval`: the registered benchmark suites ([`lase::eval::SUITES`]).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use lase::model::SentenceEncoder;
+
+#[derive(Args)]
+pub struct EvalArgs {
+    /// Model folder.
+    #[arg(long)]
+    model: PathBuf,
+    /// Comma-separated suites: tatoeba, flores, bucc, pool, sts, sib.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "tatoeba,flores,bucc,pool,sts,sib"
+    )]
+    suite: Vec<String>,
+    /// Restrict to these languages: ISO 639-3 with an optional script (deu, deu_Latn,
+    /// zho_Hans; 2-letter aliases such as de are mapped, and the log says so). One list
+    /// serves every suite: each takes the languages it has and notes the others.
+    #[arg(long, value_delimiter = ',')]
+    langs: Option<Vec<String>>,
+    /// Folder holding the benchmark data (tatoeba-laser/, ...).
+    #[arg(long, default_value = "../shared/data")]
+    data_dir: PathBuf,
+    /// Write all numbers as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write a Markdown report.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Draw a per-language bar chart (one panel per suite) as SVG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Most sentences per forward pass.
+    #[arg(long, default_value_t = 32)]
+    batch_size: usize,
+    /// Do not draw progress bars.
+    #[arg(long)]
+    quiet: bool,
+}
+
+pub fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
+    use lase::eval::{BenchmarkData, SuiteInput, registry, run_suites};
+    let encoder = SentenceEncoder::load(&args.model, device)
+        .with_context(|| format!("loading model {}", args.model.display()))?;
+    let options =
+        lase::inference::EncodeOptions::for_device(device).with_batch_size(args.batch_size);
+    let input = SuiteInput {
+        encoder: &encoder,
+        data: BenchmarkData::new(&args.data_dir),
+        langs: args.langs.as_deref(),
+        options: &options,
+        progress: !args.quiet,
+    };
+    let report = run_suites(&args.suite, &args.model, &input, |line| println!("{line}"))?;
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report.json)? + "\n";
+        lase::io::atomic::write_atomic(path, text.as_bytes())?;
+    }
+    if let Some(path) = &args.report {
+        lase::io::atomic::write_atomic(path, report.markdown.as_bytes())?;
+    }
+    if let Some(path) = &args.plot {
+        lase::eval::plot::plot_bars(&registry::panels(&report.json), path)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,97 @@
+//! `lase export` and `lase reduce-dim`: model folders in, model folders out.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use lase::io::safetensors::StorageDtype;
+use lase::model::SentenceEncoder;
+
+#[derive(Args)]
+pub struct ReduceDimArgs {
+    /// Model folder to read.
+    #[arg(long)]
+    model: PathBuf,
+    /// Output dimension.
+    #[arg(long)]
+    to: usize,
+    /// Sentences to fit the projection on, one per line (plain or .gz).
+    #[arg(long)]
+    sample: PathBuf,
+    /// Use at most this many sentences of --sample (its first lines).
+    #[arg(long, default_value_t = 20000)]
+    max_sentences: usize,
+    /// Folder to write.
+    #[arg(long)]
+    output: PathBuf,
+    /// Stored weight dtype: f16 or f32.
+    #[arg(long, default_value = "f32")]
+    dtype: StorageDtype,
+}
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// Model folder to read.
+    #[arg(long)]
+    model: PathBuf,
+    /// Folder to write (sentence-transformers layout).
+    #[arg(long)]
+    output: PathBuf,
+    /// Stored weight dtype: f16 or f32.
+    #[arg(long, default_value = "f16")]
+    dtype: StorageDtype,
+}
+
+pub fn reduce_dim(args: ReduceDimArgs, device: tch::Device) -> Result<()> {
+    let dtype = args.dtype;
+    let mut encoder = SentenceEncoder::load(&args.model, device)
+        .with_context(|| format!("loading model {}", args.model.display()))?;
+    let mut sentences = lase::io::text::read_lines(&args.sample)?;
+    sentences.retain(|s| !s.trim().is_empty());
+    sentences.truncate(args.max_sentences);
+    let from = encoder.dim();
+    let options = lase::inference::EncodeOptions::for_device(device);
+    let (reduced, kept) =
+        lase::reduce_dim::reduce_dimension(&mut encoder, &sentences, args.to, &options)?;
+    reduced.save_as(&args.output, dtype)?;
+    println!(
+        "wrote {}: {from} -> {} dimensions, PCA fitted on {} sentences keeps {:.1}% of the variance",
+        args.output.display(),
+        reduced.dim(),
+        sentences.len(),
+        100.0 * kept
+    );
+    Ok(())
+}
+
+pub fn export(args: ExportArgs) -> Result<()> {
+    let dtype = args.dtype;
+    let encoder = SentenceEncoder::load(&args.model, tch::Device::Cpu)
+        .with_context(|| format!("loading model {}", args.model.display()))?;
+    encoder.save_as(&args.output, dtype)?;
+    let bytes: u64 = walk_size(&args.output);
+    println!(
+        "wrote {} ({} weights, {}-d output, {:.1} MB on disk)",
+        args.output.display(),
+        args.dtype,
+        encoder.dim(),
+        bytes as f64 / 1e6
+    );
+    Ok(())
+}
+
+pub fn walk_size(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            let path = e.path();
+            if path.is_dir() {
+                walk_size(&path)
+            } else {
+                e.metadata().map_or(0, |m| m.len())
+            }
+        })
+        .sum()
+}

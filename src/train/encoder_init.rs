@@ -1,0 +1,178 @@
+//! The encoder a fresh run starts from: a pretrained folder (optionally with an extended
+//! vocabulary and a new output layer), or random weights of the recipe's shape with a
+//! tokenizer from the recipe or trained on the training text.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use tch::{Device, Kind, Tensor};
+
+use super::config::{ModelConfig, TokenizerConfig, TrainConfig};
+use crate::data::ParallelCorpus;
+use crate::error::{LaseError, Result};
+use crate::io::atomic::write_atomic;
+use crate::model::dense::{DenseConfig, IDENTITY};
+use crate::model::{EncoderConfig, HeadSpec, PoolingConfig, PoolingMode, SentenceEncoder};
+use crate::tokenizer::training::{TokenizerTrainingOptions, balanced_sample, train_unigram};
+
+/// The encoder a fresh run starts from: `init_from`, or random weights with a
+/// tokenizer from the recipe (or trained on the training text).
+pub fn initial_encoder(
+    config: &TrainConfig,
+    out: &Path,
+    train_set: &ParallelCorpus,
+    device: Device,
+) -> Result<SentenceEncoder> {
+    if let Some(dir) = &config.model.init_from {
+        let dir = match &config.model.extend_vocabulary {
+            Some(x) => extended_init(dir, x, out, train_set, config.run.seed)?,
+            None => dir.clone(),
+        };
+        let encoder = SentenceEncoder::load(&dir, device)?;
+        return match config.model.output_dim {
+            Some(k) if k != encoder.dim() => with_new_output_layer(&encoder, k),
+            _ => Ok(encoder),
+        };
+    }
+    let tokenizer_path = out.join("tokenizer.json");
+    let tokenizer_json = if let Some(path) = &config.tokenizer.path {
+        std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?
+    } else if tokenizer_path.exists() {
+        std::fs::read_to_string(&tokenizer_path).map_err(|e| LaseError::io(&tokenizer_path, e))?
+    } else {
+        let json = train_tokenizer(train_set, &config.tokenizer, config.run.seed, false)?;
+        write_atomic(&tokenizer_path, json.as_bytes())?;
+        json
+    };
+    new_encoder(&config.model, tokenizer_json, device)
+}
+
+/// `init_from` with the recipe's vocabulary extension, written once to `out/init/` (the
+/// sample and the trainer are seeded, so a re-run writes the same folder).
+fn extended_init(
+    dir: &Path,
+    x: &super::config::VocabularyExtension,
+    out: &Path,
+    train_set: &ParallelCorpus,
+    seed: u64,
+) -> Result<PathBuf> {
+    let target = out.join("init");
+    if target.join("model.safetensors").exists() && target.join("EXTENDED").exists() {
+        return Ok(target);
+    }
+    // The transformer folder of a sentence-transformers model is its root here.
+    let mut by_language: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+    for p in &train_set.pairs {
+        by_language
+            .entry(train_set.languages[p.src_lang as usize].clone())
+            .or_default()
+            .push(p.src.as_str());
+    }
+    for v in by_language.values_mut() {
+        v.sort_unstable();
+        v.dedup();
+    }
+    let sample = crate::tokenizer::training::balanced_sample(
+        &by_language,
+        x.sample_sentences,
+        x.alpha,
+        seed,
+    );
+    let partial = out.join("init.partial");
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(|e| LaseError::io(&partial, e))?;
+    }
+    let report = crate::tokenizer::extend::extend_vocabulary(dir, &sample, x.pieces, &partial)?;
+    tracing::info!(
+        "vocabulary {} -> {} pieces; tokens per sampled sentence {:.1} -> {:.1}; first new pieces {:?}",
+        report.old_vocab_size,
+        report.new_vocab_size,
+        report.tokens_per_sentence_before,
+        report.tokens_per_sentence_after,
+        report.examples
+    );
+    let text = serde_json::to_string_pretty(&report).expect("report serialises");
+    write_atomic(partial.join("EXTENDED"), text.as_bytes())?;
+    if target.exists() {
+        std::fs::remove_dir_all(&target).map_err(|e| LaseError::io(&target, e))?;
+    }
+    std::fs::rename(&partial, &target).map_err(|e| LaseError::io(&partial, e))?;
+    Ok(target)
+}
+
+/// `encoder` with a new dense layer d -> k (PyTorch's nn.Linear initialisation: weight
+/// uniform in ±1/√d, bias 0), e.g. the 384-d output MSE distillation from a 384-d
+/// teacher needs on top of a 256-d pretrained student.
+fn with_new_output_layer(encoder: &SentenceEncoder, k: usize) -> Result<SentenceEncoder> {
+    let d = encoder.dim() as i64;
+    let bound = 1.0 / (d as f64).sqrt();
+    let weight = (Tensor::rand([k as i64, d], (Kind::Float, Device::Cpu)) * 2.0 - 1.0) * bound;
+    let bias = Tensor::zeros([k as i64], (Kind::Float, Device::Cpu));
+    encoder.with_linear_projection(&weight, &bias)
+}
+
+/// Trains the recipe's Unigram tokenizer on a language-balanced sample of `corpus`;
+/// returns the tokenizer.json text.
+pub fn train_tokenizer(
+    corpus: &ParallelCorpus,
+    t: &TokenizerConfig,
+    seed: u64,
+    progress: bool,
+) -> Result<String> {
+    let mut by_language: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (text, lang) in corpus.sentences() {
+        by_language.entry(lang.to_owned()).or_default().push(text);
+    }
+    let sample = balanced_sample(&by_language, t.sample_sentences, t.alpha, seed);
+    tracing::info!(
+        "training a {}-piece unigram tokenizer on {} sampled sentences",
+        t.vocab_size,
+        sample.len()
+    );
+    train_unigram(
+        &sample,
+        &corpus.languages,
+        &TokenizerTrainingOptions {
+            vocab_size: t.vocab_size,
+            show_progress: progress,
+        },
+    )
+}
+
+/// A randomly initialised encoder of the recipe's shape.
+pub fn new_encoder(
+    model: &ModelConfig,
+    tokenizer_json: String,
+    device: Device,
+) -> Result<SentenceEncoder> {
+    let inner = tokenizers::Tokenizer::from_bytes(tokenizer_json.as_bytes())
+        .map_err(|e| LaseError::Tokenizer(format!("invalid tokenizer.json: {e}")))?;
+    let vocab = inner.get_vocab_size(true);
+    let pad = inner
+        .token_to_id("<pad>")
+        .or_else(|| inner.token_to_id("[PAD]"))
+        .unwrap_or(0) as i64;
+    let mut c = EncoderConfig::bert(vocab, model.hidden, model.layers, model.heads, model.ffn);
+    c.max_position_embeddings = model.max_tokens;
+    c.hidden_dropout_prob = model.dropout;
+    c.attention_probs_dropout_prob = model.dropout;
+    c.embedding_size = model.embedding_size;
+    c.recurrent_unit_layers = model.recurrent_unit_layers;
+    c.pad_token_id = pad;
+    let mode: PoolingMode = model.pooling.parse().map_err(LaseError::InvalidArgument)?;
+    let head = HeadSpec {
+        pooling: PoolingConfig::single(model.hidden, mode),
+        dense: model
+            .output_dim
+            .map(|k| DenseConfig {
+                in_features: model.hidden,
+                out_features: k,
+                bias: true,
+                activation_function: IDENTITY.into(),
+            })
+            .into_iter()
+            .collect(),
+        normalize: false,
+    };
+    SentenceEncoder::new(c, tokenizer_json, model.max_tokens, head, device)
+}

@@ -1,0 +1,209 @@
+//! Teacher embeddings of the training pairs for distillation, computed once into the run
+//! folder (`teacher-source.npy`, `teacher-target.npy`), each distinct text embedded once,
+//! and memory-mapped while training.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use indicatif::ProgressBar;
+use tch::Device;
+
+use super::config::{DistillationConfig, TeacherSide};
+use crate::data::ParallelCorpus;
+use crate::error::{LaseError, Result};
+use crate::inference::EncodeOptions;
+use crate::io::npy::{NpyMatrix, NpyWriter};
+use crate::model::SentenceEncoder;
+
+/// Writes one `dim`-wide row per text of `texts` to `path` (atomically), embedding each
+/// distinct text once (Tatoeba repeats many sentences: 249k of the 382k English sides
+/// are distinct) into the scratch matrix `scratch`, removed afterwards.
+fn write_embeddings_of_distinct(
+    texts: &[String],
+    dim: usize,
+    path: &Path,
+    scratch: &Path,
+    bar: &ProgressBar,
+    embed: &mut dyn FnMut(&[&str]) -> Result<Vec<f32>>,
+) -> Result<()> {
+    let mut row_of: HashMap<&str, usize> = HashMap::new();
+    let mut distinct: Vec<&str> = Vec::new();
+    let rows: Vec<usize> = texts
+        .iter()
+        .map(|text| {
+            *row_of.entry(text.as_str()).or_insert_with(|| {
+                distinct.push(text);
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    bar.set_length(distinct.len() as u64);
+    let mut writer = NpyWriter::create(scratch, dim)?;
+    for chunk in distinct.chunks(4096) {
+        writer.write_rows(&embed(chunk)?)?;
+        bar.inc(chunk.len() as u64);
+    }
+    writer.finish()?;
+    let vectors = NpyMatrix::open(scratch)?;
+    let mut writer = NpyWriter::create(path, dim)?;
+    for chunk in rows.chunks(4096) {
+        let values: Vec<f32> = chunk.iter().flat_map(|&r| vectors.row(r)).collect();
+        writer.write_rows(&values)?;
+    }
+    writer.finish()?;
+    drop(vectors);
+    std::fs::remove_file(scratch).map_err(|e| LaseError::io(scratch, e))
+}
+
+/// Teacher embeddings of the training pairs, computed once into the run folder
+/// (`teacher-source.npy`, `teacher-target.npy`) and memory-mapped.
+pub struct TeacherCache {
+    pub source: Option<NpyMatrix>,
+    pub target: Option<NpyMatrix>,
+    pub dim: usize,
+}
+
+impl TeacherCache {
+    pub fn build(
+        d: &DistillationConfig,
+        train_set: &ParallelCorpus,
+        out: &Path,
+        device: Device,
+        progress: bool,
+    ) -> Result<Self> {
+        let mut teacher: Option<SentenceEncoder> = None;
+        let mut side = |name: &str,
+                        wanted: bool,
+                        pick: &dyn Fn(&crate::data::TranslationPair) -> String|
+         -> Result<Option<NpyMatrix>> {
+            if !wanted {
+                return Ok(None);
+            }
+            let path = out.join(format!("teacher-{name}.npy"));
+            if path.exists() {
+                let m = NpyMatrix::open(&path)?;
+                if m.rows == train_set.len() {
+                    return Ok(Some(m));
+                }
+                tracing::warn!(
+                    "{}: {} rows for {} pairs; recomputing",
+                    path.display(),
+                    m.rows,
+                    train_set.len()
+                );
+            }
+            if teacher.is_none() {
+                teacher = Some(SentenceEncoder::load(&d.teacher, device)?);
+            }
+            let t = teacher.as_ref().expect("just loaded");
+            let options = EncodeOptions::for_device(device);
+            let bar = if progress {
+                ProgressBar::new(train_set.len() as u64)
+            } else {
+                ProgressBar::hidden()
+            };
+            bar.set_message(format!("teacher embeddings ({name})"));
+            let texts: Vec<String> = train_set.pairs.iter().map(pick).collect();
+            let scratch = out.join(format!("teacher-{name}.distinct.npy"));
+            write_embeddings_of_distinct(&texts, t.dim(), &path, &scratch, &bar, &mut |chunk| {
+                Ok(crate::inference::embed_sentences(t, chunk, &options)?.vectors)
+            })?;
+            bar.finish_and_clear();
+            Ok(Some(NpyMatrix::open(&path)?))
+        };
+        let (want_src, want_tgt) = match d.teacher_side {
+            TeacherSide::Source => (true, false),
+            TeacherSide::Target => (false, true),
+            TeacherSide::Both => (true, true),
+        };
+        let source = side("source", want_src, &|p| p.src.clone())?;
+        let target = side("target", want_tgt, &|p| p.tgt.clone())?;
+        let dim = source
+            .as_ref()
+            .or(target.as_ref())
+            .map(|m| m.cols)
+            .unwrap_or(0);
+        Ok(Self {
+            source,
+            target,
+            dim,
+        })
+    }
+
+    /// The mean teacher vector over every cached row of both sides, [d_t] on `device`.
+    pub fn mean(&self, device: Device) -> tch::Tensor {
+        let mut sum = vec![0f64; self.dim];
+        let mut rows = 0usize;
+        for m in [&self.source, &self.target].into_iter().flatten() {
+            for row in m.values().chunks(m.cols) {
+                for (s, &v) in sum.iter_mut().zip(row) {
+                    *s += f64::from(v);
+                }
+            }
+            rows += m.rows;
+        }
+        let mean: Vec<f32> = sum
+            .iter()
+            .map(|s| (s / rows.max(1) as f64) as f32)
+            .collect();
+        tch::Tensor::from_slice(&mean).to_device(device)
+    }
+
+    /// Rows `batch` of a side as [N, d_t] on `device`.
+    pub fn rows(
+        &self,
+        side: &Option<NpyMatrix>,
+        batch: &[u32],
+        device: Device,
+    ) -> Option<tch::Tensor> {
+        side.as_ref().map(|m| {
+            let flat: Vec<f32> = batch.iter().flat_map(|&i| m.row(i as usize)).collect();
+            tch::Tensor::from_slice(&flat)
+                .view([batch.len() as i64, m.cols as i64])
+                .to_device(device)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn teacher_rows_follow_the_pairs_and_each_distinct_text_is_embedded_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let texts: Vec<String> = ["b", "a", "b", "cc", "a", "b"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut calls: Vec<String> = Vec::new();
+        let path = dir.path().join("cache.npy");
+        let scratch = dir.path().join("cache.distinct.npy");
+        write_embeddings_of_distinct(
+            &texts,
+            2,
+            &path,
+            &scratch,
+            &ProgressBar::hidden(),
+            &mut |chunk| {
+                calls.extend(chunk.iter().map(|s| s.to_string()));
+                Ok(chunk
+                    .iter()
+                    .flat_map(|s| [s.len() as f32, s.as_bytes()[0] as f32])
+                    .collect())
+            },
+        )
+        .unwrap();
+        assert_eq!(calls, ["b", "a", "cc"]);
+        let m = NpyMatrix::open(&path).unwrap();
+        assert_eq!(m.rows, texts.len());
+        for (i, t) in texts.iter().enumerate() {
+            assert_eq!(
+                m.row(i),
+                vec![t.len() as f32, t.as_bytes()[0] as f32],
+                "row {i}"
+            );
+        }
+        assert!(!scratch.exists());
+    }
+}
