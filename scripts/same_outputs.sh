@@ -40,7 +40,7 @@ for side in old new; do
   "$bin" --threads 2 embed --quiet --model models/lase-base --input "$flores/eng_Latn.devtest" --output "$out/eng.npy" >/dev/null
   "$bin" --threads 2 embed --quiet --model models/lase-base --input "$flores/fra_Latn.devtest" --output "$out/fra.npy" >/dev/null
   "$bin" --threads 2 mine --quiet --model models/lase-base --src "$demo.en" --tgt "$demo.fr" --output "$out/demo.tsv" \
-    --threshold 1.07904 --gold "$demo.gold.tsv" >"$out/mine.stdout"
+    --threshold 1.07904 --gold "$demo.gold.tsv" | sed "s|$out/||; s/, [0-9.]* s)\$/)/" >"$out/mine.stdout"
   "$bin" --threads 2 mine --quiet --src "$flores/fra_Latn.devtest" --tgt "$flores/eng_Latn.devtest" \
     --src-embeddings "$out/fra.npy" --tgt-embeddings "$out/eng.npy" --output "$out/flores-mined.tsv" --indices >/dev/null
   "$bin" --threads 2 eval --quiet --model models/lase-small --suite tatoeba,flores,bucc,pool,sts,sib \

@@ -1,0 +1,45 @@
+//! `GET /health` (a one-token probe through the real path), `GET /info`, `GET /metrics`
+//! (Prometheus text) and the JSON 404 of every other path.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::serve::error::ApiError;
+use crate::serve::shared::{AppState, embed_texts, finish};
+
+pub(crate) async fn health(State(state): State<Arc<AppState>>) -> Response {
+    let started = Instant::now();
+    let result = async {
+        // A one-token probe through the real path: tokenizer, queue, model.
+        let _probe = embed_texts(&state, &["ok".to_string()], true, 1).await?;
+        Ok(Json(serde_json::json!({"status": "ok"})).into_response())
+    }
+    .await;
+    finish(&state, "/health", started, result)
+}
+
+pub(crate) async fn info_route(State(state): State<Arc<AppState>>) -> Response {
+    Json(state.info.clone()).into_response()
+}
+
+pub(crate) async fn metrics_route(State(state): State<Arc<AppState>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(),
+    )
+        .into_response()
+}
+
+pub(crate) async fn not_found() -> Response {
+    ApiError {
+        status: StatusCode::NOT_FOUND,
+        kind: "NotFound",
+        message: "no such endpoint (see /info)".into(),
+    }
+    .into_response()
+}

@@ -1,0 +1,138 @@
+//! What the handlers share: the server state, and the request path every embedding
+//! endpoint takes (limits and tokenization, the batcher, optional truncation of
+//! dimensions and renormalisation), with per-route metrics.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::response::{IntoResponse, Response};
+use tch::{Kind, Tensor};
+
+use super::ServeConfig;
+use super::api::Info;
+use super::batcher::Batcher;
+use super::error::ApiError;
+use super::metrics::Metrics;
+use crate::tokenizer::{SentenceTokenizer, TokenIds};
+
+/// A handler's result before it becomes a response.
+pub(crate) type ApiResult = Result<Response, ApiError>;
+
+/// What every handler shares.
+pub(crate) struct AppState {
+    pub(crate) batcher: Batcher,
+    pub(crate) tokenizer: SentenceTokenizer,
+    pub(crate) dim: usize,
+    pub(crate) model_normalizes: bool,
+    pub(crate) config: ServeConfig,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) info: Info,
+}
+
+/// Records the request in the metrics and turns an error into its JSON response.
+pub(crate) fn finish(
+    state: &AppState,
+    route: &str,
+    started: Instant,
+    result: ApiResult,
+) -> Response {
+    let response = result.unwrap_or_else(IntoResponse::into_response);
+    state.metrics.record_request(
+        route,
+        response.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
+    response
+}
+
+/// Tokenizes, checks limits, runs the sentences through the batcher: [n, dim] vectors
+/// (model output, not yet renormalised) and the token count.
+pub(crate) async fn embed_texts(
+    state: &AppState,
+    texts: &[String],
+    truncate: bool,
+    limit: usize,
+) -> Result<(Tensor, usize), ApiError> {
+    let tokens = tokenize_inputs(state, texts, truncate, limit)?;
+    embed_tokens(state, tokens).await
+}
+
+/// The inputs' token ids, after the count, emptiness and length checks.
+pub(crate) fn tokenize_inputs(
+    state: &AppState,
+    texts: &[String],
+    truncate: bool,
+    limit: usize,
+) -> Result<Vec<TokenIds>, ApiError> {
+    if texts.is_empty() {
+        return Err(ApiError::validation("no input sentences"));
+    }
+    if texts.len() > limit {
+        return Err(ApiError::validation(format!(
+            "{} inputs exceed the limit of {limit} per request",
+            texts.len()
+        )));
+    }
+    let encoded = state
+        .tokenizer
+        .encode_reporting_truncation(texts)
+        .map_err(|e| ApiError::validation(e.to_string()))?;
+    if !truncate && let Some(i) = encoded.iter().position(|(_, cut)| *cut) {
+        return Err(ApiError::validation(format!(
+            "input {i} is longer than the model's maximum of {} tokens; send \"truncate\": true to cut it",
+            state.tokenizer.max_length()
+        )));
+    }
+    Ok(encoded.into_iter().map(|(t, _)| t).collect())
+}
+
+/// Embeds tokenised inputs through the batcher; also their token count.
+pub(crate) async fn embed_tokens(
+    state: &AppState,
+    tokens: Vec<TokenIds>,
+) -> Result<(Tensor, usize), ApiError> {
+    let count = tokens.iter().map(|t| t.len()).sum();
+    let receiver = state.batcher.submit(tokens)?;
+    let vectors = receiver
+        .await
+        .map_err(|_| ApiError::backend("the inference thread stopped"))?
+        .map_err(|e| ApiError::backend(e.to_string()))?;
+    Ok((vectors, count))
+}
+
+/// Keeps the first `dimensions` columns (if asked) and L2-normalises (if asked).
+pub(crate) fn shape_vectors(
+    state: &AppState,
+    v: Tensor,
+    dimensions: Option<usize>,
+    normalize: bool,
+) -> Result<Tensor, ApiError> {
+    let mut v = v;
+    let mut renormalize = normalize && !state.model_normalizes;
+    if let Some(d) = dimensions {
+        if d == 0 || d > state.dim {
+            return Err(ApiError::validation(format!(
+                "dimensions must be between 1 and {}",
+                state.dim
+            )));
+        }
+        if d < state.dim {
+            v = v.narrow(1, 0, d as i64);
+            renormalize = normalize;
+        }
+    }
+    Ok(if renormalize {
+        crate::model::l2_normalize(&v)
+    } else {
+        v
+    })
+}
+
+/// Rows of [n, d] as vectors.
+pub(crate) fn rows(v: &Tensor) -> Vec<Vec<f32>> {
+    let v = v.to_kind(Kind::Float).contiguous();
+    let (n, d) = (v.size()[0] as usize, v.size()[1] as usize);
+    let mut flat = vec![0f32; n * d];
+    v.copy_data(&mut flat, n * d);
+    flat.chunks(d.max(1)).map(|r| r.to_vec()).collect()
+}
