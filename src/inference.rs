@@ -6,6 +6,10 @@
 //! libtorch thread apiece: on 2 cores that measured ~15% faster than one batch at a time
 //! with 2 intra-op threads (docs/benchmarks.md), and small batches (~512 tokens) keep
 //! activations in cache. On a GPU one worker with large batches is right.
+//!
+//! Names: `encode*` return a tensor ([`SentenceEncoder::encode`], [`encode_tokens`]), as
+//! sentence-transformers' `encode`; `embed*` return row-major `f32` rows ([`embed_tokens`],
+//! [`embed_sentences`], [`embed_with_progress`]), which files, search and the server use.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};

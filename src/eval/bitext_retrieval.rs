@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 use crate::error::{LaseError, Result};
-use crate::mine::retrieval::score_candidates;
+use crate::mine::candidates::score_candidates;
 use crate::mine::{KnnOptions, Margin, MatrixView, Neighbours, knn_both_ways};
 
 /// Neighbours considered by xSIM's margin (LASER's default).

@@ -1,25 +1,25 @@
 //! Bitext mining over two embedded corpora, in LASER's three steps:
 //! 1. search: exact k-NN both ways ([`knn`]),
 //! 2. score: margin of each candidate against both neighbourhoods ([`margin`]),
-//! 3. mine: pick pairs by a retrieval strategy, threshold, de-duplicate ([`retrieval`]).
+//! 3. mine: pick pairs by a retrieval strategy, threshold, de-duplicate ([`candidates`]).
 
 pub mod ann;
 pub mod bitext;
+pub mod candidates;
 pub mod deadline;
 pub mod knn;
 pub mod margin;
 pub mod matrix;
 pub mod quantized;
-pub mod retrieval;
 pub mod topk_cpu;
 
 use std::collections::HashMap;
 
+pub use candidates::{Retrieval, ScoredPair};
 pub use deadline::Deadline;
 pub use knn::{KnnOptions, SearchKernel, knn, knn_both_ways};
 pub use margin::Margin;
 pub use matrix::{MatrixView, Neighbours};
-pub use retrieval::{Retrieval, ScoredPair};
 
 use crate::error::Result;
 
@@ -197,11 +197,11 @@ pub fn mine_from_neighbours(
 ) -> Vec<ScoredPair> {
     let x_means = forward.mean_scores();
     let y_means = backward.mean_scores();
-    let fwd = retrieval::score_candidates(forward, &x_means, &y_means, options.margin);
-    let bwd = retrieval::score_candidates(backward, &y_means, &x_means, options.margin);
-    let mut pairs = retrieval::retrieve(&fwd, &bwd, options.retrieval);
+    let fwd = candidates::score_candidates(forward, &x_means, &y_means, options.margin);
+    let bwd = candidates::score_candidates(backward, &y_means, &x_means, options.margin);
+    let mut pairs = candidates::retrieve(&fwd, &bwd, options.retrieval);
     if options.one_to_one && options.retrieval != Retrieval::Max {
-        pairs = retrieval::one_to_one(pairs);
+        pairs = candidates::one_to_one(pairs);
     }
     if let Some(t) = options.threshold {
         pairs.retain(|p| p.score > t);
