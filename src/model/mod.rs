@@ -1,15 +1,12 @@
 //! The encoder: a BERT-family transformer (embeddings -> layers) with sentence-level
 //! pooling and heads, loaded from and saved to the HF / sentence-transformers layout.
 
-pub mod attention;
+pub mod bert;
 pub mod config;
 pub mod dense;
-pub mod embeddings;
-pub mod layer;
 pub mod param_init;
 pub mod pooling;
 pub mod sentence_encoder;
-pub mod transformer;
 
 pub use config::{Activation, EncoderConfig};
 pub use pooling::{PoolingConfig, PoolingMode};

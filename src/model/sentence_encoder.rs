@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use tch::{Device, Tensor, nn};
 
+use super::bert::BertModel;
 use super::config::EncoderConfig;
 use super::dense::{Dense, DenseConfig};
 use super::pooling::{PoolingConfig, pool};
-use super::transformer::Transformer;
 use crate::error::{LaseError, Result};
 use crate::io::atomic::write_atomic;
 use crate::io::safetensors::{StorageDtype, assign, read_safetensors, write_safetensors_as};
@@ -85,7 +85,7 @@ pub struct HeadSpec {
 pub struct SentenceEncoder {
     vs: nn::VarStore,
     config: EncoderConfig,
-    transformer: Transformer,
+    transformer: BertModel,
     head: HeadSpec,
     dense: Vec<Dense>,
     tokenizer: SentenceTokenizer,
@@ -197,7 +197,7 @@ impl SentenceEncoder {
             width = d.out_features;
         }
         let vs = nn::VarStore::new(device);
-        let transformer = Transformer::new(vs.root(), &config);
+        let transformer = BertModel::new(vs.root(), &config);
         let dense = head
             .dense
             .iter()
@@ -571,7 +571,7 @@ impl SentenceEncoder {
         &self.tokenizer
     }
 
-    pub fn transformer(&self) -> &Transformer {
+    pub fn transformer(&self) -> &BertModel {
         &self.transformer
     }
 

@@ -1,0 +1,388 @@
+//! The BERT family as Hugging Face's `modeling_bert.py` builds it, one struct per HF
+//! module, so each weight name reads off the struct that owns it (candle-transformers'
+//! `bert.rs` is the model followed):
+//!
+//! ```text
+//! BertModel
+//! ├── embeddings: BertEmbeddings            word (+ bottleneck), position, token type
+//! └── encoder: BertEncoder                  a unit of layers, applied `repeats` times
+//!     └── layer.N: BertLayer
+//!         ├── attention: BertAttention
+//!         │   ├── self: BertSelfAttention   softmax(QKᵀ/√d_k + mask) V
+//!         │   └── output: BertSelfOutput    LayerNorm(dropout(W x + b) + input)
+//!         ├── intermediate: BertIntermediate act(W₁ x + b₁)
+//!         └── output: BertOutput            LayerNorm(dropout(W₂ h + b₂) + attended)
+//! ```
+//!
+//! RoBERTa / XLM-R differ only in how positions are numbered (from config.json's
+//! `model_type`, [`EncoderConfig::position_offset`]). Two lase extensions: a factorised
+//! token table (multistage distillation's embedding bottleneck) and parameter recurrence
+//! (the encoder stores `stored_layers()` distinct layers and applies them as a unit
+//! `num_hidden_layers / stored_layers()` times; a plain stack is a unit applied once).
+//! Another architecture family would get a file of its own beside this one.
+
+use tch::{Kind, Tensor, nn};
+
+use super::config::{Activation, EncoderConfig};
+use super::param_init::{
+    add_and_norm, apply_linear, embedding, layer_norm, linear, linear_no_bias,
+};
+
+/// HF `BertEmbeddings` (`embeddings.*`): token (optionally factorised V x B then B x H),
+/// absolute position and token type embeddings, summed, then LayerNorm and dropout.
+#[derive(Debug)]
+pub struct BertEmbeddings {
+    word_embeddings: nn::Embedding,
+    /// B x H projection after a V x B token table (multistage distillation's
+    /// embedding bottleneck); `None` when the table is V x H.
+    word_projection: Option<nn::Linear>,
+    position_embeddings: nn::Embedding,
+    token_type_embeddings: Option<nn::Embedding>,
+    layer_norm: nn::LayerNorm,
+    dropout: f64,
+    position_offset: i64,
+    padding_offset_positions: bool,
+    pad_token_id: i64,
+}
+
+impl BertEmbeddings {
+    pub fn new(p: nn::Path, c: &EncoderConfig) -> Self {
+        let h = c.hidden_size as i64;
+        let width = c.embedding_size.unwrap_or(c.hidden_size) as i64;
+        let std = c.initializer_range;
+        let word_embeddings = embedding(&p / "word_embeddings", c.vocab_size as i64, width, std);
+        let word_projection = c
+            .embedding_size
+            .map(|_| linear_no_bias(&p / "word_embeddings_projection", width, h, std));
+        let position_embeddings = embedding(
+            &p / "position_embeddings",
+            c.max_position_embeddings as i64,
+            h,
+            std,
+        );
+        let token_type_embeddings = (c.type_vocab_size > 0).then(|| {
+            embedding(
+                &p / "token_type_embeddings",
+                c.type_vocab_size as i64,
+                h,
+                std,
+            )
+        });
+        Self {
+            word_embeddings,
+            word_projection,
+            position_embeddings,
+            token_type_embeddings,
+            layer_norm: layer_norm(&p / "LayerNorm", h, c.layer_norm_eps),
+            dropout: c.hidden_dropout_prob,
+            position_offset: c.position_offset(),
+            padding_offset_positions: c.uses_padding_offset_positions(),
+            pad_token_id: c.pad_token_id,
+        }
+    }
+
+    /// Token embeddings alone, projected to H (what multistage stage 2 aligns).
+    pub fn token_embeddings(&self, input_ids: &Tensor) -> Tensor {
+        let e = input_ids.apply(&self.word_embeddings);
+        match &self.word_projection {
+            Some(proj) => e.apply(proj),
+            None => e,
+        }
+    }
+
+    /// `input_ids`, `token_type_ids`: [B, S] int64. Returns [B, S, H].
+    pub fn forward_t(&self, input_ids: &Tensor, token_type_ids: &Tensor, train: bool) -> Tensor {
+        let positions = self.position_ids(input_ids);
+        let mut x = self.token_embeddings(input_ids) + positions.apply(&self.position_embeddings);
+        if let Some(types) = &self.token_type_embeddings {
+            x += token_type_ids.apply(types);
+        }
+        x.apply(&self.layer_norm).dropout(self.dropout, train)
+    }
+
+    fn position_ids(&self, input_ids: &Tensor) -> Tensor {
+        if self.padding_offset_positions {
+            // RoBERTa: positions count non-padding tokens only, starting at pad + 1.
+            let not_pad = input_ids.ne(self.pad_token_id).to_kind(Kind::Int64);
+            not_pad.cumsum(1, Kind::Int64) * &not_pad + self.pad_token_id
+        } else {
+            let seq = input_ids.size()[1];
+            Tensor::arange_start(
+                self.position_offset,
+                self.position_offset + seq,
+                (Kind::Int64, input_ids.device()),
+            )
+            .unsqueeze(0)
+        }
+    }
+}
+
+/// HF `BertSelfAttention` (`attention.self.*`): multi-head scaled dot-product attention
+/// through libtorch's fused kernel (Vaswani et al. 2017).
+#[derive(Debug)]
+pub struct BertSelfAttention {
+    query: nn::Linear,
+    key: nn::Linear,
+    value: nn::Linear,
+    num_heads: i64,
+    head_dim: i64,
+    dropout: f64,
+}
+
+impl BertSelfAttention {
+    pub fn new(p: nn::Path, c: &EncoderConfig) -> Self {
+        let h = c.hidden_size as i64;
+        let std = c.initializer_range;
+        Self {
+            query: linear(&p / "query", h, h, std),
+            key: linear(&p / "key", h, h, std),
+            value: linear(&p / "value", h, h, std),
+            num_heads: c.num_attention_heads as i64,
+            head_dim: c.head_dim() as i64,
+            dropout: c.attention_probs_dropout_prob,
+        }
+    }
+
+    /// `hidden`: [B, S, H]; `mask`: boolean [B, 1, 1, S], true where a key may be
+    /// attended. Returns the context [B, S, H]. `autocast`: the kind of the matrix
+    /// products (None: the weights' kind).
+    pub fn forward_t(
+        &self,
+        hidden: &Tensor,
+        mask: &Tensor,
+        train: bool,
+        autocast: Option<Kind>,
+    ) -> Tensor {
+        let (b, s, h) = hidden.size3().expect("hidden states are [B, S, H]");
+        let heads = |x: Tensor| {
+            x.view([b, s, self.num_heads, self.head_dim])
+                .transpose(1, 2)
+        };
+        let q = heads(apply_linear(&self.query, hidden, autocast));
+        let k = heads(apply_linear(&self.key, hidden, autocast));
+        let v = heads(apply_linear(&self.value, hidden, autocast));
+        let dropout = if train { self.dropout } else { 0.0 };
+        let context = Tensor::scaled_dot_product_attention(
+            &q,
+            &k,
+            &v,
+            Some(mask),
+            dropout,
+            false,
+            None,
+            false,
+        );
+        context.transpose(1, 2).reshape([b, s, h])
+    }
+}
+
+/// HF `BertSelfOutput` (`attention.output.*`) and `BertOutput` (`output.*`) share one
+/// shape: LayerNorm(dropout(x Wᵀ + b) + residual), the product in `autocast`'s kind, the
+/// sum and the norm in the residual's.
+#[derive(Debug)]
+pub struct BertResidualOutput {
+    dense: nn::Linear,
+    layer_norm: nn::LayerNorm,
+    dropout: f64,
+}
+
+/// HF `BertSelfOutput`.
+pub type BertSelfOutput = BertResidualOutput;
+/// HF `BertOutput`.
+pub type BertOutput = BertResidualOutput;
+
+impl BertResidualOutput {
+    /// `p` is the module's path (`attention.output` or `output`); `in_dim` the width of
+    /// what the dense layer reads (H after attention, the FFN width after it).
+    pub fn new(p: nn::Path, in_dim: i64, c: &EncoderConfig) -> Self {
+        let h = c.hidden_size as i64;
+        Self {
+            dense: linear(&p / "dense", in_dim, h, c.initializer_range),
+            layer_norm: layer_norm(&p / "LayerNorm", h, c.layer_norm_eps),
+            dropout: c.hidden_dropout_prob,
+        }
+    }
+
+    pub fn forward_t(
+        &self,
+        x: &Tensor,
+        residual: &Tensor,
+        train: bool,
+        autocast: Option<Kind>,
+    ) -> Tensor {
+        add_and_norm(
+            &self.dense,
+            &self.layer_norm,
+            x,
+            residual,
+            (self.dropout, train),
+            autocast,
+        )
+    }
+}
+
+/// HF `BertAttention` (`attention.*`): self-attention, then its output block.
+#[derive(Debug)]
+pub struct BertAttention {
+    self_attention: BertSelfAttention,
+    output: BertSelfOutput,
+}
+
+impl BertAttention {
+    pub fn new(p: nn::Path, c: &EncoderConfig) -> Self {
+        Self {
+            self_attention: BertSelfAttention::new(&p / "self", c),
+            output: BertSelfOutput::new(&p / "output", c.hidden_size as i64, c),
+        }
+    }
+
+    pub fn forward_t(
+        &self,
+        hidden: &Tensor,
+        mask: &Tensor,
+        train: bool,
+        autocast: Option<Kind>,
+    ) -> Tensor {
+        let context = self.self_attention.forward_t(hidden, mask, train, autocast);
+        self.output.forward_t(&context, hidden, train, autocast)
+    }
+}
+
+/// HF `BertIntermediate` (`intermediate.*`): act(x W₁ᵀ + b₁), H -> FFN width.
+#[derive(Debug)]
+pub struct BertIntermediate {
+    dense: nn::Linear,
+    activation: Activation,
+}
+
+impl BertIntermediate {
+    pub fn new(p: nn::Path, c: &EncoderConfig) -> Self {
+        let (h, ff) = (c.hidden_size as i64, c.intermediate_size as i64);
+        Self {
+            dense: linear(&p / "dense", h, ff, c.initializer_range),
+            activation: c.hidden_act,
+        }
+    }
+
+    pub fn forward(&self, x: &Tensor, autocast: Option<Kind>) -> Tensor {
+        self.activation
+            .apply(&apply_linear(&self.dense, x, autocast))
+    }
+}
+
+/// HF `BertLayer` (`encoder.layer.N.*`): one post-LN transformer layer.
+#[derive(Debug)]
+pub struct BertLayer {
+    attention: BertAttention,
+    intermediate: BertIntermediate,
+    output: BertOutput,
+}
+
+impl BertLayer {
+    /// `p` is the layer's path, e.g. `encoder.layer.3`.
+    pub fn new(p: nn::Path, c: &EncoderConfig) -> Self {
+        Self {
+            attention: BertAttention::new(&p / "attention", c),
+            intermediate: BertIntermediate::new(&p / "intermediate", c),
+            output: BertOutput::new(&p / "output", c.intermediate_size as i64, c),
+        }
+    }
+
+    /// Products in `autocast`'s kind, residual sums and layer norms in `hidden`'s.
+    pub fn forward_t(
+        &self,
+        hidden: &Tensor,
+        mask: &Tensor,
+        train: bool,
+        autocast: Option<Kind>,
+    ) -> Tensor {
+        let attended = self.attention.forward_t(hidden, mask, train, autocast);
+        let ff = self.intermediate.forward(&attended, autocast);
+        self.output.forward_t(&ff, &attended, train, autocast)
+    }
+}
+
+/// HF `BertEncoder` (`encoder.*`): the stored unit of layers, applied `repeats` times.
+#[derive(Debug)]
+pub struct BertEncoder {
+    unit: Vec<BertLayer>,
+    repeats: usize,
+}
+
+impl BertEncoder {
+    pub fn new(p: nn::Path, c: &EncoderConfig) -> Self {
+        let layers = &p / "layer";
+        let stored = c.stored_layers();
+        Self {
+            unit: (0..stored)
+                .map(|i| BertLayer::new(&layers / i, c))
+                .collect(),
+            repeats: c.num_hidden_layers / stored,
+        }
+    }
+
+    pub fn forward_t(
+        &self,
+        hidden: Tensor,
+        mask: &Tensor,
+        train: bool,
+        autocast: Option<Kind>,
+    ) -> Tensor {
+        let mut hidden = hidden;
+        for _ in 0..self.repeats {
+            for layer in &self.unit {
+                hidden = layer.forward_t(&hidden, mask, train, autocast);
+            }
+        }
+        hidden
+    }
+}
+
+/// HF `BertModel` without the pooler (sentence-transformers pools itself): embeddings,
+/// then the encoder.
+#[derive(Debug)]
+pub struct BertModel {
+    pub embeddings: BertEmbeddings,
+    pub encoder: BertEncoder,
+    /// Mixed precision: the kind the layers' matrix products run in (None: the weights').
+    autocast: Option<Kind>,
+}
+
+impl BertModel {
+    /// `p` is the checkpoint root (HF BERT keys start at `embeddings.` / `encoder.`).
+    pub fn new(p: nn::Path, c: &EncoderConfig) -> Self {
+        Self {
+            embeddings: BertEmbeddings::new(&p / "embeddings", c),
+            encoder: BertEncoder::new(&p / "encoder", c),
+            autocast: None,
+        }
+    }
+
+    /// Runs the layers' matrix products in `kind` (e.g. bfloat16) while the weights, the
+    /// residual stream and the layer norms keep theirs: torch.autocast's mixed precision.
+    pub fn set_autocast(&mut self, kind: Option<Kind>) {
+        self.autocast = kind;
+    }
+
+    pub fn autocast(&self) -> Option<Kind> {
+        self.autocast
+    }
+
+    /// Boolean key mask [B, 1, 1, S] from a 0/1 attention mask [B, S].
+    pub fn key_mask(attention_mask: &Tensor) -> Tensor {
+        attention_mask.to_kind(Kind::Bool).unsqueeze(1).unsqueeze(1)
+    }
+
+    /// Token states [B, S, H] of the last layer.
+    pub fn forward_t(
+        &self,
+        input_ids: &Tensor,
+        token_type_ids: &Tensor,
+        attention_mask: &Tensor,
+        train: bool,
+    ) -> Tensor {
+        let mask = Self::key_mask(attention_mask);
+        let hidden = self.embeddings.forward_t(input_ids, token_type_ids, train);
+        self.encoder.forward_t(hidden, &mask, train, self.autocast)
+    }
+}
