@@ -240,6 +240,23 @@ pub fn embed_sentences<S: AsRef<str>>(
     })
 }
 
+/// A progress bar on stderr under `label` (`{label} [elapsed] [bar] pos/len (ETA)`), or a
+/// hidden one unless `show`.
+pub fn progress_bar(show: bool, len: u64, label: &str) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{label} [{{elapsed_precise}}] [{{wide_bar}}] {{pos}}/{{len}} (ETA {{eta}})"
+        ))
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar
+}
+
 /// Sentences per chunk of [`embed_with_progress`]: the tokens of one chunk are held at
 /// once, the vectors of all.
 pub const EMBED_CHUNK: usize = 8192;
@@ -253,22 +270,7 @@ pub fn embed_with_progress(
     label: &str,
     show: bool,
 ) -> Result<Vec<f32>> {
-    let bar = if show {
-        let bar = ProgressBar::with_draw_target(
-            Some(sentences.len() as u64),
-            ProgressDrawTarget::stderr(),
-        );
-        bar.set_style(
-            ProgressStyle::with_template(&format!(
-                "{label} [{{elapsed_precise}}] [{{wide_bar}}] {{pos}}/{{len}} (ETA {{eta}})"
-            ))
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = progress_bar(show, sentences.len() as u64, label);
     let mut out = Vec::with_capacity(sentences.len() * encoder.dim());
     for chunk in sentences.chunks(EMBED_CHUNK) {
         out.extend_from_slice(&embed_sentences(encoder, chunk, options)?.vectors);

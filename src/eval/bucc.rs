@@ -6,7 +6,6 @@
 //! protocol). The oracle F1 (threshold chosen on test) is reported separately.
 
 use std::collections::HashSet;
-use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -211,7 +210,7 @@ impl Suite for BuccSuite {
         "bucc"
     }
 
-    fn run(&self, input: &SuiteInput<'_>, _started: Instant) -> Result<SuiteOutcome> {
+    fn run(&self, input: &SuiteInput<'_>) -> Result<SuiteOutcome> {
         let config = BuccConfig::default();
         let r = evaluate_flores(
             input.encoder,

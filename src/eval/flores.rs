@@ -129,7 +129,8 @@ impl Suite for FloresSuite {
         "flores"
     }
 
-    fn run(&self, input: &SuiteInput<'_>, started: Instant) -> Result<SuiteOutcome> {
+    fn run(&self, input: &SuiteInput<'_>) -> Result<SuiteOutcome> {
+        let started = Instant::now();
         let r = evaluate(
             input.encoder,
             &input.data.flores_devtest(),

@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
-use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -164,7 +163,7 @@ impl Suite for PoolSuite {
         "pool"
     }
 
-    fn run(&self, input: &SuiteInput<'_>, _started: Instant) -> Result<SuiteOutcome> {
+    fn run(&self, input: &SuiteInput<'_>) -> Result<SuiteOutcome> {
         let config = PoolConfig::default();
         let r = evaluate(
             input.encoder,

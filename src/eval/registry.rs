@@ -55,7 +55,7 @@ pub fn run_suites(
         markdown: format!("# Evaluation of {}\n\n", model.display()),
     };
     for suite in suites {
-        let outcome = suite.run(input, std::time::Instant::now())?;
+        let outcome = suite.run(input)?;
         for line in &outcome.summary {
             on_summary(line);
         }

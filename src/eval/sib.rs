@@ -209,7 +209,8 @@ impl Suite for SibSuite {
         "sib"
     }
 
-    fn run(&self, input: &SuiteInput<'_>, started: Instant) -> Result<SuiteOutcome> {
+    fn run(&self, input: &SuiteInput<'_>) -> Result<SuiteOutcome> {
+        let started = Instant::now();
         let config = ClassifierConfig::default();
         let r = evaluate(
             input.encoder,

@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -198,7 +197,7 @@ impl Suite for StsSuite {
         "sts"
     }
 
-    fn run(&self, input: &SuiteInput<'_>, _started: Instant) -> Result<SuiteOutcome> {
+    fn run(&self, input: &SuiteInput<'_>) -> Result<SuiteOutcome> {
         let r = evaluate(
             input.encoder,
             input.data,

@@ -38,9 +38,8 @@ pub trait Suite: Sync {
     /// The name `--suite` takes and the key of its JSON.
     fn name(&self) -> &'static str;
 
-    /// Embeds the suite's data with `input.encoder` and scores it. `started` is when
-    /// the suite began (summaries that report their time use it).
-    fn run(&self, input: &SuiteInput<'_>, started: std::time::Instant) -> Result<SuiteOutcome>;
+    /// Embeds the suite's data with `input.encoder` and scores it.
+    fn run(&self, input: &SuiteInput<'_>) -> Result<SuiteOutcome>;
 
     /// The suite's bar chart, from its own JSON (also one read back from a file).
     fn panel(&self, json: &Value) -> Option<BarPanel>;

@@ -214,7 +214,8 @@ impl Suite for TatoebaSuite {
         "tatoeba"
     }
 
-    fn run(&self, input: &SuiteInput<'_>, started: Instant) -> Result<SuiteOutcome> {
+    fn run(&self, input: &SuiteInput<'_>) -> Result<SuiteOutcome> {
+        let started = Instant::now();
         let sets = load(&input.data.tatoeba(), input.langs)?;
         let r = evaluate(input.encoder, &sets, input.options, input.progress)?;
         let mut summary = vec![format!(

@@ -5,11 +5,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-
 use super::{MatrixView, MineOptions, ScoredPair, knn, normalized_copy_if_needed, unify};
 use crate::error::{LaseError, Result};
-use crate::inference::{EncodeOptions, embed_with_progress};
+use crate::inference::{EncodeOptions, embed_with_progress, progress_bar};
 use crate::io::atomic::AtomicFile;
 use crate::io::npy::NpyMatrix;
 use crate::io::text::read_lines;
@@ -39,21 +37,6 @@ struct Side {
     /// Input line of each kept sentence.
     lines: Vec<usize>,
     vectors: Vec<f32>,
-}
-
-fn progress_bar(show: bool, len: u64, label: &str) -> ProgressBar {
-    if !show {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template(&format!(
-            "{label} [{{elapsed_precise}}] [{{wide_bar}}] {{pos}}/{{len}} (ETA {{eta}})"
-        ))
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
-    bar
 }
 
 fn load_side(
