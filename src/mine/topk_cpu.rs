@@ -98,6 +98,46 @@ impl TopKLists {
 /// the same elements from any larger tile agree to the bit.
 const MIN_TILE: usize = 64;
 
+/// Query tiles handed out one at a time to the search's worker threads, until all are
+/// taken or `deadline` passes (then [`QueryTiles::finished`] is `DeadlineExceeded`).
+struct QueryTiles {
+    next: AtomicUsize,
+    rows: usize,
+    deadline: Option<super::deadline::Deadline>,
+    stopped: std::sync::atomic::AtomicBool,
+}
+
+impl QueryTiles {
+    fn new(rows: usize, deadline: Option<super::deadline::Deadline>) -> Self {
+        Self {
+            next: AtomicUsize::new(0),
+            rows,
+            deadline,
+            stopped: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The next untaken tile's query rows `(start, end)`; `None` when all are taken or
+    /// the deadline has passed.
+    fn claim(&self) -> Option<(usize, usize)> {
+        if self.deadline.is_some_and(|d| d.passed()) {
+            self.stopped.store(true, Ordering::Relaxed);
+            return None;
+        }
+        let start = self.next.fetch_add(1, Ordering::Relaxed) * QUERY_TILE;
+        (start < self.rows).then(|| (start, (start + QUERY_TILE).min(self.rows)))
+    }
+
+    /// `Err(DeadlineExceeded)` if a worker stopped at the deadline.
+    fn finished(self) -> Result<()> {
+        if self.stopped.into_inner() {
+            let bound = self.deadline.map(|d| d.bound).unwrap_or_default();
+            return Err(crate::error::LaseError::DeadlineExceeded(bound));
+        }
+        Ok(())
+    }
+}
+
 /// `tile[..nq * nk]` = `xq` [nq, d] · `yk` [nk, d]ᵀ, small operands padded (with copies
 /// of their first row) to [`MIN_TILE`] so that every element comes from the same kernel.
 fn tile_product(tile: &mut [f32], xq: &[f32], nq: usize, yk: &[f32], nk: usize, d: usize) {
@@ -155,8 +195,7 @@ impl RunningTopK {
         let k = self.lists.k;
         let query_tiles = x.rows.div_ceil(QUERY_TILE);
         let key_tiles = y.rows.div_ceil(KEY_TILE);
-        let next = AtomicUsize::new(0);
-        let stopped = std::sync::atomic::AtomicBool::new(false);
+        let queue = QueryTiles::new(x.rows, deadline);
         let shared = Mutex::new(&mut self.lists);
         let workers = workers.clamp(1, query_tiles.max(1));
         let outer_threads = tch::get_num_threads();
@@ -164,17 +203,7 @@ impl RunningTopK {
             tch::set_num_threads(1);
             let _no_grad = tch::no_grad_guard();
             let mut tile = vec![0f32; QUERY_TILE * KEY_TILE];
-            loop {
-                if deadline.is_some_and(|d| d.passed()) {
-                    stopped.store(true, Ordering::Relaxed);
-                    break;
-                }
-                let q = next.fetch_add(1, Ordering::Relaxed);
-                if q >= query_tiles {
-                    break;
-                }
-                let xs = q * QUERY_TILE;
-                let xe = (xs + QUERY_TILE).min(x.rows);
+            while let Some((xs, xe)) = queue.claim() {
                 let nq = xe - xs;
                 let mut rows = TopKLists::new(nq, k);
                 {
@@ -221,10 +250,7 @@ impl RunningTopK {
             });
         }
         tch::set_num_threads(outer_threads);
-        if stopped.into_inner() {
-            let bound = deadline.map(|d| d.bound).unwrap_or_default();
-            return Err(crate::error::LaseError::DeadlineExceeded(bound));
-        }
+        queue.finished()?;
         self.keys_seen += y.rows;
         Ok(())
     }
@@ -289,30 +315,19 @@ pub fn knn_both_ways_cpu(
     let query_tiles = x.rows.div_ceil(QUERY_TILE);
     let key_tiles = y.rows.div_ceil(KEY_TILE);
     let total = query_tiles * key_tiles;
-    let next = AtomicUsize::new(0);
+    let queue = QueryTiles::new(x.rows, deadline);
     let done = AtomicUsize::new(0);
     let rows_out = Mutex::new(TopKLists::new(x.rows, kx));
     let progress = Mutex::new(progress);
     let workers = workers.clamp(1, query_tiles.max(1));
     let outer_threads = tch::get_num_threads();
 
-    let stopped = std::sync::atomic::AtomicBool::new(false);
     let work = || -> TopKLists {
         tch::set_num_threads(1);
         let _no_grad = tch::no_grad_guard();
         let mut cols = TopKLists::new(y.rows, ky);
         let mut tile = vec![0f32; QUERY_TILE * KEY_TILE];
-        loop {
-            if deadline.is_some_and(|d| d.passed()) {
-                stopped.store(true, Ordering::Relaxed);
-                break;
-            }
-            let q = next.fetch_add(1, Ordering::Relaxed);
-            if q >= query_tiles {
-                break;
-            }
-            let xs = q * QUERY_TILE;
-            let xe = (xs + QUERY_TILE).min(x.rows);
+        while let Some((xs, xe)) = queue.claim() {
             let nq = xe - xs;
             let mut rows = TopKLists::new(nq, kx);
             for t in 0..key_tiles {
@@ -369,10 +384,7 @@ pub fn knn_both_ways_cpu(
     for other in &column_lists {
         cols.merge(other);
     }
-    if stopped.into_inner() {
-        let bound = deadline.map(|d| d.bound).unwrap_or_default();
-        return Err(crate::error::LaseError::DeadlineExceeded(bound));
-    }
+    queue.finished()?;
     let rows = rows_out.into_inner().expect("no worker panicked");
     Ok((
         Neighbours {
