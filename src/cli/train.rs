@@ -15,15 +15,9 @@ pub struct RecipeOverrideArgs {
     set: Vec<lase::train::RecipeOverride>,
 }
 
+/// How one process of a training run runs, shared by `lase train` and `lase distill`.
 #[derive(Args)]
-pub struct TrainArgs {
-    /// The recipe (TOML).
-    #[arg(long)]
-    config: PathBuf,
-    /// Output folder: checkpoint/, metrics.jsonl, metrics.svg, model/. Resumed when it
-    /// holds a checkpoint of the same recipe.
-    #[arg(long)]
-    out: PathBuf,
+pub struct RunArgs {
     /// Stop after this many steps in this process (checkpointed; run again to resume).
     #[arg(long)]
     stop_after: Option<u64>,
@@ -43,6 +37,19 @@ pub struct TrainArgs {
     overrides: RecipeOverrideArgs,
 }
 
+#[derive(Args)]
+pub struct TrainArgs {
+    /// The recipe (TOML).
+    #[arg(long)]
+    config: PathBuf,
+    /// Output folder: checkpoint/, metrics.jsonl, metrics.svg, model/. Resumed when it
+    /// holds a checkpoint of the same recipe.
+    #[arg(long)]
+    out: PathBuf,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
 /// `lase distill --config RECIPE --out DIR`, or `lase distill multistage ...`.
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -55,23 +62,8 @@ pub struct DistillArgs {
     /// Output folder (as lase train); resumed when it holds a checkpoint of the recipe.
     #[arg(long, required = true)]
     out: Option<PathBuf>,
-    /// Stop after this many steps in this process (checkpointed; run again to resume).
-    #[arg(long)]
-    stop_after: Option<u64>,
-    /// Stop at the first step past this many seconds in this process (checkpointed; run
-    /// again to resume): fits a run into a scheduler's or a lent GPU's time slot.
-    #[arg(long)]
-    time_limit: Option<u64>,
-    /// Mixed precision: f32, or bf16 (bfloat16 matrix products over float32 weights,
-    /// as torch.autocast; faster on GPUs and AMX / AVX512-BF16 CPUs). A resumed run may
-    /// change it.
-    #[arg(long, default_value = "f32")]
-    precision: Precision,
-    /// Do not draw a progress bar.
-    #[arg(long)]
-    quiet: bool,
     #[command(flatten)]
-    overrides: RecipeOverrideArgs,
+    run: RunArgs,
 }
 
 #[derive(Subcommand)]
@@ -106,16 +98,27 @@ pub struct MultistageArgs {
 }
 
 pub fn train(args: TrainArgs, device: tch::Device) -> Result<()> {
-    let config = lase::train::TrainConfig::from_file_with(&args.config, &args.overrides.set)?;
+    let config = lase::train::TrainConfig::from_file_with(&args.config, &args.run.overrides.set)?;
+    run_recipe(&config, &args.config, &args.out, &args.run, device)
+}
+
+/// Trains (or resumes) a parsed recipe into `out` and prints the run's summary.
+fn run_recipe(
+    config: &lase::train::TrainConfig,
+    config_path: &std::path::Path,
+    out: &std::path::Path,
+    run: &RunArgs,
+    device: tch::Device,
+) -> Result<()> {
     let options = lase::train::TrainOptions {
         device,
-        stop_after_steps: args.stop_after,
-        time_limit: args.time_limit.map(std::time::Duration::from_secs),
-        progress: !args.quiet,
-        precision: args.precision,
+        stop_after_steps: run.stop_after,
+        time_limit: run.time_limit.map(std::time::Duration::from_secs),
+        progress: !run.quiet,
+        precision: run.precision,
     };
-    let summary = lase::train::train(&config, &args.out, &options)
-        .with_context(|| format!("training {}", args.config.display()))?;
+    let summary = lase::train::train(config, out, &options)
+        .with_context(|| format!("training {}", config_path.display()))?;
     println!("{}", serde_json::to_string_pretty(&summary)?);
     Ok(())
 }
@@ -150,20 +153,11 @@ pub fn distill(args: DistillArgs, device: tch::Device) -> Result<()> {
     let (Some(config_path), Some(out)) = (args.config, args.out) else {
         anyhow::bail!("lase distill needs --config and --out (or a method: multistage)");
     };
-    let config = lase::train::TrainConfig::from_file_with(&config_path, &args.overrides.set)?;
+    let config = lase::train::TrainConfig::from_file_with(&config_path, &args.run.overrides.set)?;
     anyhow::ensure!(
         config.objective.distillation.is_some(),
         "{}: no [objective.distillation] section: nothing to distill from (use lase train)",
         config_path.display()
     );
-    let args = TrainArgs {
-        config: config_path,
-        out,
-        stop_after: args.stop_after,
-        time_limit: args.time_limit,
-        precision: args.precision,
-        quiet: args.quiet,
-        overrides: args.overrides,
-    };
-    train(args, device)
+    run_recipe(&config, &config_path, &out, &args.run, device)
 }
