@@ -1023,10 +1023,11 @@ fn the_best_dev_model_is_kept_beside_the_last() {
 /// kill -9 at 10 moments of a `lase train` process (checkpoints every step, so some kills
 /// land inside a checkpoint write), each time resumed by running the same command again:
 /// the final weights are bit-identical to an uninterrupted run's (issue 16, fault tests).
-/// The kill moments adapt to the machine: the uninterrupted run is timed to its first
-/// checkpoint (start-up plus one step) and to its end, and each launch is killed after
-/// that start-up plus a seeded share of at most 8% of the training time, so ten launches
-/// cannot finish the run between them, whatever start-up costs on this machine.
+/// The kill moments follow the run's progress, not the clock: each launch is watched until
+/// its checkpoint reaches a seeded target 1-8 steps past the last kill's, then killed after
+/// a seeded delay of up to one step's time (measured on the uninterrupted run), so some
+/// kills land mid-step and some mid-write, and ten launches cannot finish the 150 steps
+/// between them however slow start-up is on a loaded machine.
 #[test]
 fn kill_9_at_ten_moments_then_resume_ends_bit_identical() {
     use std::process::{Command, Stdio};
@@ -1055,60 +1056,55 @@ fn kill_9_at_ten_moments_then_resume_ends_bit_identical() {
     };
     let straight = dir.path().join("straight");
     let t0 = Instant::now();
-    let mut child = lase(&straight).spawn().unwrap();
-    let mut first_checkpoint = None;
-    let status = loop {
-        if first_checkpoint.is_none() && checkpoint_step(&straight).is_some() {
-            first_checkpoint = Some(t0.elapsed());
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    assert!(status.success());
+    assert!(lase(&straight).status().unwrap().success());
     let total = t0.elapsed();
-    let start_up = first_checkpoint.expect("the run never wrote a checkpoint");
-    let training = total.saturating_sub(start_up);
+    let step_time = total / 150;
     let killed = dir.path().join("killed");
     let mut rng = SplitMix64::new(16);
-    let (mut live_kills, mut in_checkpoint_write, mut steps_at_kill) = (0, 0, Vec::new());
-    let mut launches = 0;
-    while live_kills < 10 {
-        launches += 1;
-        assert!(
-            launches < 30,
-            "only {live_kills} kills landed in 30 launches (start-up {start_up:?}, training {training:?})"
-        );
+    let (mut in_checkpoint_write, mut steps_at_kill) = (0, Vec::new());
+    let mut last = 0;
+    for kill in 0..10 {
+        let target = last + 1 + rng.below(8) as u64;
+        let delay = step_time.mul_f64(rng.below(1000) as f64 / 1000.0);
         let mut child = lase(&killed).spawn().unwrap();
-        let wait = start_up + training.mul_f64(0.08 * rng.below(1000) as f64 / 1000.0);
-        std::thread::sleep(wait);
-        if child.try_wait().unwrap().is_some() {
-            continue; // finished (or failed: checked below) before the kill
+        let launched = Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!(
+                    "launch {kill} ended ({status}) before its checkpoint reached step {target}; \
+                     checkpoint steps at earlier kills {steps_at_kill:?}"
+                );
+            }
+            if checkpoint_step(&killed).is_some_and(|s| s >= target) {
+                break;
+            }
+            assert!(
+                launched.elapsed() < Duration::from_secs(120),
+                "launch {kill} made no checkpoint at step {target} in 120 s"
+            );
+            std::thread::sleep(Duration::from_millis(1));
         }
+        std::thread::sleep(delay);
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        live_kills += 1;
         if killed.join("checkpoint.partial").exists() {
             in_checkpoint_write += 1;
         }
-        let step = checkpoint_step(&killed);
+        let step = checkpoint_step(&killed).expect("a checkpoint was seen before the kill");
+        assert!(step < 150, "the run finished before kill {kill}");
         steps_at_kill.push(step);
+        last = step;
     }
     let status = lase(&killed).status().unwrap();
     assert!(status.success(), "the final resume failed: {status}");
     eprintln!(
-        "kill -9: {live_kills} kills in {launches} launches; checkpoint step after each kill {steps_at_kill:?}; \
+        "kill -9: 10 kills; checkpoint step after each kill {steps_at_kill:?}; \
          {in_checkpoint_write} left a checkpoint.partial (killed while writing); uninterrupted run {:.1} s",
         total.as_secs_f64()
     );
-    // The kills must have hit the run at different places, not all before the first step.
+    // The kills hit the run at ten different steps, each past the one before.
     assert!(
-        steps_at_kill
-            .iter()
-            .filter(|s| s.is_some_and(|s| s > 0))
-            .count()
-            >= 3,
+        steps_at_kill.windows(2).all(|w| w[0] < w[1]),
         "{steps_at_kill:?}"
     );
     let a = SentenceEncoder::load(straight.join("model"), Device::Cpu).unwrap();
