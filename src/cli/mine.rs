@@ -26,24 +26,11 @@ pub struct MineArgs {
     /// Precomputed target embeddings (float32 .npy, one row per line of --tgt).
     #[arg(long, requires = "src_embeddings")]
     tgt_embeddings: Option<PathBuf>,
-    /// Margin: absolute (cos), distance (cos - avg) or ratio (cos / avg).
-    #[arg(long, default_value = "ratio")]
-    margin: lase::mine::Margin,
-    /// Candidates: fwd, bwd, max (union, one-to-one) or intersect.
-    #[arg(long, default_value = "max")]
-    retrieval: lase::mine::Retrieval,
-    /// Neighbours per sentence for the margin.
-    #[arg(short, long, default_value_t = 4)]
-    k: usize,
-    /// Keep pairs scoring above this (e.g. 1.06 for the ratio margin).
-    #[arg(long)]
-    threshold: Option<f32>,
+    #[command(flatten)]
+    scoring: ScoringArgs,
     /// Mine each distinct sentence once (identical lines merged; first line number kept).
     #[arg(long)]
     unify: bool,
-    /// Use each source and target sentence at most once (max retrieval always does).
-    #[arg(long)]
-    one_to_one: bool,
     /// Append 0-based source and target line numbers as two more columns.
     #[arg(long)]
     indices: bool,
@@ -78,8 +65,43 @@ pub struct MineArgs {
     quiet: bool,
 }
 
+/// How candidate pairs are scored and kept: shared by `lase mine` and `lase shard mine`.
+#[derive(Args)]
+pub struct ScoringArgs {
+    /// Margin: absolute (cos), distance (cos - avg) or ratio (cos / avg).
+    #[arg(long, default_value = "ratio")]
+    margin: lase::mine::Margin,
+    /// Candidates: fwd, bwd, max (union, one-to-one) or intersect.
+    #[arg(long, default_value = "max")]
+    retrieval: lase::mine::Retrieval,
+    /// Neighbours per sentence for the margin (for lase shard mine: the k the lists were
+    /// searched with).
+    #[arg(short, long, default_value_t = 4)]
+    k: usize,
+    /// Keep pairs scoring above this (e.g. 1.06 for the ratio margin).
+    #[arg(long)]
+    threshold: Option<f32>,
+    /// Use each source and target sentence at most once (max retrieval always does).
+    #[arg(long)]
+    one_to_one: bool,
+}
+
+impl ScoringArgs {
+    /// Mining options with these settings (k at least 1), the rest at their defaults.
+    pub fn mine_options(&self) -> lase::mine::MineOptions {
+        let mut options = lase::mine::MineOptions {
+            margin: self.margin,
+            retrieval: self.retrieval,
+            threshold: self.threshold,
+            one_to_one: self.one_to_one,
+            ..Default::default()
+        };
+        options.knn.k = self.k.max(1);
+        options
+    }
+}
+
 pub fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
-    use lase::mine::MineOptions;
     use lase::mine::bitext::{EmbeddingSource, mine_files, write_pairs_tsv};
     let encoder = match &args.model {
         Some(dir) => Some(
@@ -96,14 +118,7 @@ pub fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
         (None, Some(src), Some(tgt)) => EmbeddingSource::Precomputed { src, tgt },
         _ => anyhow::bail!("give --model, or both --src-embeddings and --tgt-embeddings"),
     };
-    let mut options = MineOptions {
-        margin: args.margin,
-        retrieval: args.retrieval,
-        threshold: args.threshold,
-        one_to_one: args.one_to_one,
-        ..Default::default()
-    };
-    options.knn.k = args.k.max(1);
+    let mut options = args.scoring.mine_options();
     options.knn.device = device;
     let start = std::time::Instant::now();
     options.quantization = args.quantize;
@@ -123,30 +138,7 @@ pub fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
     )?;
     write_pairs_tsv(&args.output, &pairs, args.indices)?;
     if let Some(a) = approximation {
-        let (search, structure) = match &options.ann {
-            Some(h) => (
-                format!(
-                    "HNSW (M {}, ef_construction {}, ef {})",
-                    h.connectivity, h.expansion_add, h.expansion_search
-                ),
-                "graphs",
-            ),
-            None => (
-                format!(
-                    "{:?} shortlist of {} x k",
-                    options.quantization, options.rescore
-                ),
-                "codes",
-            ),
-        };
-        println!(
-            "{search}: recall@{} against exact search on {} sampled queries: source->target {:.4}, target->source {:.4}; {structure} {:.1} MiB",
-            options.knn.k,
-            a.sampled,
-            a.recall_forward,
-            a.recall_backward,
-            a.index_bytes as f64 / 1048576.0
-        );
+        print_approximation(&options, &a);
     }
     println!(
         "wrote {} pairs to {} ({:?} margin, {:?} retrieval, k={}, threshold {}, {:.1} s)",
@@ -161,25 +153,62 @@ pub fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
         start.elapsed().as_secs_f64()
     );
     if let Some(path) = &args.gold {
-        let gold = lase::mine::bitext::read_gold_pairs(path)?;
-        let g = lase::mine::bitext::score_against_gold(&pairs, &gold);
-        println!(
-            "against {} gold pairs ({}): precision {:.1}% ({} of {} mined pairs), recall {:.1}%, F1 {:.1}%",
-            g.gold,
-            path.display(),
-            100.0 * g.precision,
-            g.correct,
-            g.mined,
-            100.0 * g.recall,
-            100.0 * g.f1
-        );
-        println!(
-            "best F1 on these gold pairs (an oracle: use it to calibrate on a held-out split): --threshold {:.5} gives precision {:.1}%, recall {:.1}%, F1 {:.1}%",
-            g.best_threshold,
-            100.0 * g.best_precision,
-            100.0 * g.best_recall,
-            100.0 * g.best_f1
-        );
+        print_gold_scores(&pairs, path)?;
     }
+    Ok(())
+}
+
+/// The approximate search's recall against exact search on sampled queries.
+fn print_approximation(options: &lase::mine::MineOptions, a: &lase::mine::ApproximationReport) {
+    let (search, structure) = match &options.ann {
+        Some(h) => (
+            format!(
+                "HNSW (M {}, ef_construction {}, ef {})",
+                h.connectivity, h.expansion_add, h.expansion_search
+            ),
+            "graphs",
+        ),
+        None => (
+            format!(
+                "{:?} shortlist of {} x k",
+                options.quantization, options.rescore
+            ),
+            "codes",
+        ),
+    };
+    println!(
+        "{search}: recall@{} against exact search on {} sampled queries: source->target {:.4}, target->source {:.4}; {structure} {:.1} MiB",
+        options.knn.k,
+        a.sampled,
+        a.recall_forward,
+        a.recall_backward,
+        a.index_bytes as f64 / 1048576.0
+    );
+}
+
+/// Precision, recall and F1 of the mined pairs against known translation pairs.
+fn print_gold_scores(
+    pairs: &[lase::mine::bitext::MinedBitext],
+    path: &std::path::Path,
+) -> Result<()> {
+    let gold = lase::mine::bitext::read_gold_pairs(path)?;
+    let g = lase::mine::bitext::score_against_gold(pairs, &gold);
+    println!(
+        "against {} gold pairs ({}): precision {:.1}% ({} of {} mined pairs), recall {:.1}%, F1 {:.1}%",
+        g.gold,
+        path.display(),
+        100.0 * g.precision,
+        g.correct,
+        g.mined,
+        100.0 * g.recall,
+        100.0 * g.f1
+    );
+    println!(
+        "best F1 on these gold pairs (an oracle: use it to calibrate on a held-out split): --threshold {:.5} gives precision {:.1}%, recall {:.1}%, F1 {:.1}%",
+        g.best_threshold,
+        100.0 * g.best_precision,
+        100.0 * g.best_recall,
+        100.0 * g.best_f1
+    );
     Ok(())
 }

@@ -86,17 +86,8 @@ pub struct MineArgs {
     /// Output TSV: score, source, target (best first), as lase mine.
     #[arg(long)]
     output: PathBuf,
-    #[arg(long, default_value = "ratio")]
-    margin: lase::mine::Margin,
-    #[arg(long, default_value = "max")]
-    retrieval: lase::mine::Retrieval,
-    /// The k the lists were searched with.
-    #[arg(short, long, default_value_t = 4)]
-    k: usize,
-    #[arg(long)]
-    threshold: Option<f32>,
-    #[arg(long)]
-    one_to_one: bool,
+    #[command(flatten)]
+    scoring: super::mine::ScoringArgs,
     /// Append 0-based source and target line numbers.
     #[arg(long)]
     indices: bool,
@@ -154,14 +145,7 @@ pub fn run(command: ShardCommand, device: tch::Device) -> Result<()> {
         }
         ShardCommand::Mine(a) => {
             let (src, tgt) = (Store::open(&a.src)?, Store::open(&a.tgt)?);
-            let mut options = lase::mine::MineOptions {
-                margin: a.margin,
-                retrieval: a.retrieval,
-                threshold: a.threshold,
-                one_to_one: a.one_to_one,
-                ..Default::default()
-            };
-            options.knn.k = a.k.max(1);
+            let options = a.scoring.mine_options();
             let started = std::time::Instant::now();
             let pairs = lase::shard::mine_shards(&src, &tgt, &a.knn, &options)?;
             lase::mine::bitext::write_pairs_tsv(&a.output, &pairs, a.indices)?;

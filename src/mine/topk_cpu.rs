@@ -301,6 +301,31 @@ unsafe fn view(ptr: *const f32, rows: usize, cols: usize) -> Tensor {
     }
 }
 
+/// Offers every score of a query-tile x key-tile product (`nk` columns a row; the tile's
+/// first query and key rows at `origin`) to the tile's query rows (`rows`, local indices)
+/// and to the key columns' lists (`cols`, global indices).
+fn offer_tile_both_ways(
+    tile: &[f32],
+    nk: usize,
+    origin: (usize, usize),
+    rows: &mut TopKLists,
+    cols: &mut TopKLists,
+) {
+    let (xs, ys) = origin;
+    for (r, row) in tile.chunks_exact(nk).enumerate() {
+        let mut row_threshold = rows.threshold(r);
+        for (c, &s) in row.iter().enumerate() {
+            if s > row_threshold {
+                rows.insert(r, s, (ys + c) as i64);
+                row_threshold = rows.threshold(r);
+            }
+            if s > cols.threshold(ys + c) {
+                cols.insert(ys + c, s, (xs + r) as i64);
+            }
+        }
+    }
+}
+
 /// Both directions' k-NN on CPU with `workers` threads. `kx`, `ky` are already capped at
 /// the corpus sizes.
 pub fn knn_both_ways_cpu(
@@ -342,19 +367,7 @@ pub fn knn_both_ways_cpu(
                     nk,
                     x.cols,
                 );
-                for r in 0..nq {
-                    let row = &tile[r * nk..(r + 1) * nk];
-                    let mut row_threshold = rows.threshold(r);
-                    for (c, &s) in row.iter().enumerate() {
-                        if s > row_threshold {
-                            rows.insert(r, s, (ys + c) as i64);
-                            row_threshold = rows.threshold(r);
-                        }
-                        if s > cols.threshold(ys + c) {
-                            cols.insert(ys + c, s, (xs + r) as i64);
-                        }
-                    }
-                }
+                offer_tile_both_ways(&tile[..nq * nk], nk, (xs, ys), &mut rows, &mut cols);
                 let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Ok(mut p) = progress.try_lock() {
                     p(d, total);

@@ -7,6 +7,7 @@ pub mod dense;
 pub mod param_init;
 pub mod pooling;
 pub mod sentence_encoder;
+mod st_folder;
 
 pub use config::{Activation, EncoderConfig};
 pub use pooling::{PoolingConfig, PoolingMode};

@@ -7,31 +7,20 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use tch::{Device, Tensor, nn};
 
 use super::bert::BertModel;
 use super::config::EncoderConfig;
 use super::dense::{Dense, DenseConfig};
 use super::pooling::{PoolingConfig, pool};
+use super::st_folder::{
+    DENSE_TYPE, FolderModules, ModulesWriter, NORMALIZE_TYPE, POOLING_TYPE, TokenizerFiles,
+    check_weights_size, read_json, write_json, write_sentence_bert_config,
+};
 use crate::error::{LaseError, Result};
 use crate::io::atomic::write_atomic;
 use crate::io::safetensors::{StorageDtype, assign, read_safetensors, write_safetensors_as};
 use crate::tokenizer::{SentenceTokenizer, TokenBatch, TokenIds};
-
-const TRANSFORMER_TYPE: &str = "sentence_transformers.models.Transformer";
-const POOLING_TYPE: &str = "sentence_transformers.models.Pooling";
-const DENSE_TYPE: &str = "sentence_transformers.models.Dense";
-const NORMALIZE_TYPE: &str = "sentence_transformers.models.Normalize";
-/// Tokenizer side files carried over verbatim when a model folder is saved again.
-const TOKENIZER_SIDE_FILES: &[&str] = &[
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "vocab.txt",
-    "sentencepiece.bpe.model",
-    "added_tokens.json",
-    "config_sentence_transformers.json",
-];
 
 /// Numeric precision of the weights and activations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -53,24 +42,6 @@ impl std::str::FromStr for Precision {
             other => Err(format!("unknown precision {other:?} (f32, bf16)")),
         }
     }
-}
-
-/// `sentence_bert_config.json`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct SentenceBertConfig {
-    max_seq_length: usize,
-    #[serde(default)]
-    do_lower_case: bool,
-}
-
-/// One entry of `modules.json`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct ModuleEntry {
-    idx: usize,
-    name: String,
-    path: String,
-    #[serde(rename = "type")]
-    kind: String,
 }
 
 /// Everything after the transformer: pooling, dense heads, normalisation.
@@ -104,21 +75,6 @@ impl std::fmt::Debug for SentenceEncoder {
             .field("precision", &self.precision)
             .finish()
     }
-}
-
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
-    serde_json::from_str(&text).map_err(|e| LaseError::BadLine {
-        path: path.to_path_buf(),
-        line: e.line(),
-        message: format!("invalid JSON for this file: {e}"),
-    })
-}
-
-fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(value).expect("config values serialise");
-    text.push('\n');
-    write_atomic(path, text.as_bytes())
 }
 
 fn dense_var_prefix(i: usize) -> String {
@@ -230,66 +186,17 @@ impl SentenceEncoder {
         if !dir.is_dir() {
             return Err(LaseError::bad_file(dir, "model folder not found"));
         }
-        let modules_path = dir.join("modules.json");
-        let modules: Vec<ModuleEntry> = if modules_path.exists() {
-            read_json(&modules_path)?
-        } else {
-            tracing::warn!(
-                "{}: no modules.json; treating it as a plain Hugging Face model with mean pooling",
-                dir.display()
-            );
-            Vec::new()
-        };
-        let mut transformer_dir = dir.to_path_buf();
-        let mut pooling: Option<PoolingConfig> = None;
-        let mut dense_dirs: Vec<PathBuf> = Vec::new();
-        let mut normalize = false;
-        for m in &modules {
-            let module_dir = dir.join(&m.path);
-            match m.kind.as_str() {
-                TRANSFORMER_TYPE => transformer_dir = module_dir,
-                POOLING_TYPE => pooling = Some(read_json(&module_dir.join("config.json"))?),
-                DENSE_TYPE => dense_dirs.push(module_dir),
-                NORMALIZE_TYPE => normalize = true,
-                other => {
-                    return Err(LaseError::bad_file(
-                        &modules_path,
-                        format!("module type {other:?} is not supported"),
-                    ));
-                }
-            }
-        }
+        let FolderModules {
+            transformer_dir,
+            pooling,
+            dense_dirs,
+            normalize,
+        } = FolderModules::read(dir)?;
         let config: EncoderConfig = read_json(&transformer_dir.join("config.json"))?;
         config
             .validate()
             .map_err(|e| LaseError::bad_file(transformer_dir.join("config.json"), e.to_string()))?;
-        // Sizes the weights file cannot hold (at least 2 bytes a parameter) are refused
-        // before any tensor is allocated.
-        let weights_path = transformer_dir.join("model.safetensors");
-        {
-            let bytes = std::fs::metadata(&weights_path)
-                .map_err(|_| {
-                    LaseError::bad_file(
-                        &weights_path,
-                        "not found (lase reads safetensors weights only; convert pytorch_model.bin first)",
-                    )
-                })?
-                .len() as u128;
-            match config.minimum_parameters() {
-                Some(n) if n.saturating_mul(2) <= bytes => {}
-                described => {
-                    return Err(LaseError::bad_file(
-                        transformer_dir.join("config.json"),
-                        format!(
-                            "describes {} parameters, more than {} ({} bytes) can hold",
-                            described.map_or("too many".to_string(), |n| format!("at least {n}")),
-                            weights_path.display(),
-                            bytes
-                        ),
-                    ));
-                }
-            }
-        }
+        check_weights_size(&config, &transformer_dir)?;
         let pooling = pooling.unwrap_or_else(|| {
             PoolingConfig::single(config.hidden_size, super::pooling::PoolingMode::Mean)
         });
@@ -298,46 +205,12 @@ impl SentenceEncoder {
             .map(|d| read_json::<DenseConfig>(&d.join("config.json")))
             .collect::<Result<Vec<_>>>()?;
 
-        let sbert_path = transformer_dir.join("sentence_bert_config.json");
-        let (max_seq_length, do_lower_case) = if sbert_path.exists() {
-            let s: SentenceBertConfig = read_json(&sbert_path)?;
-            (s.max_seq_length.min(config.max_tokens()), s.do_lower_case)
-        } else {
-            (config.max_tokens(), false)
-        };
-        let tokenizer_path = transformer_dir.join("tokenizer.json");
-        let tokenizer_json = std::fs::read_to_string(&tokenizer_path)
-            .map_err(|e| LaseError::io(&tokenizer_path, e))?;
-        let tokenizer = SentenceTokenizer::from_file(
-            &tokenizer_path,
-            max_seq_length,
-            config.pad_token_id,
+        let TokenizerFiles {
+            tokenizer,
+            tokenizer_json,
+            side_files,
             do_lower_case,
-        )?;
-        // An id past the embedding table would panic inside libtorch's forward.
-        if let Some(max_id) = tokenizer.max_token_id()
-            && max_id as usize >= config.vocab_size
-        {
-            return Err(LaseError::bad_file(
-                &tokenizer_path,
-                format!(
-                    "token id {max_id} is outside the model's vocabulary (config.json vocab_size = {})",
-                    config.vocab_size
-                ),
-            ));
-        }
-        let mut side_files = BTreeMap::new();
-        for name in TOKENIZER_SIDE_FILES {
-            let from = if *name == "config_sentence_transformers.json" {
-                dir
-            } else {
-                &transformer_dir
-            };
-            if let Ok(bytes) = std::fs::read(from.join(name)) {
-                side_files.insert((*name).to_owned(), bytes);
-            }
-        }
-
+        } = TokenizerFiles::read(dir, &transformer_dir, &config)?;
         let head = HeadSpec {
             pooling,
             dense: dense_configs,
@@ -504,36 +377,13 @@ impl SentenceEncoder {
                 &self.tokenizer.hf_tokenizer_config(),
             )?;
         }
-        write_json(
-            &dir.join("sentence_bert_config.json"),
-            &SentenceBertConfig {
-                max_seq_length: self.tokenizer.max_length(),
-                do_lower_case: self.do_lower_case,
-            },
-        )?;
-
-        let mut modules = vec![ModuleEntry {
-            idx: 0,
-            name: "0".into(),
-            path: String::new(),
-            kind: TRANSFORMER_TYPE.into(),
-        }];
-        let mut add = |kind: &str, suffix: &str| -> PathBuf {
-            let idx = modules.len();
-            let path = format!("{idx}_{suffix}");
-            modules.push(ModuleEntry {
-                idx,
-                name: idx.to_string(),
-                path: path.clone(),
-                kind: kind.into(),
-            });
-            dir.join(path)
-        };
-        let pooling_dir = add(POOLING_TYPE, "Pooling");
+        write_sentence_bert_config(dir, self.tokenizer.max_length(), self.do_lower_case)?;
+        let mut modules = ModulesWriter::new(dir);
+        let pooling_dir = modules.add(POOLING_TYPE, "Pooling");
         std::fs::create_dir_all(&pooling_dir).map_err(|e| LaseError::io(&pooling_dir, e))?;
         write_json(&pooling_dir.join("config.json"), &self.head.pooling)?;
         for (i, dense) in self.dense.iter().enumerate() {
-            let dense_dir = add(DENSE_TYPE, "Dense");
+            let dense_dir = modules.add(DENSE_TYPE, "Dense");
             std::fs::create_dir_all(&dense_dir).map_err(|e| LaseError::io(&dense_dir, e))?;
             write_json(&dense_dir.join("config.json"), &dense.config)?;
             let prefix = format!("{}.", dense_var_prefix(i));
@@ -548,10 +398,10 @@ impl SentenceEncoder {
             write_safetensors_as(&dense_dir.join("model.safetensors"), &tensors, dtype)?;
         }
         if self.head.normalize {
-            let norm_dir = add(NORMALIZE_TYPE, "Normalize");
+            let norm_dir = modules.add(NORMALIZE_TYPE, "Normalize");
             std::fs::create_dir_all(&norm_dir).map_err(|e| LaseError::io(&norm_dir, e))?;
         }
-        write_json(&dir.join("modules.json"), &modules)
+        modules.finish()
     }
 
     pub fn config(&self) -> &EncoderConfig {

@@ -51,61 +51,12 @@ pub fn extend_vocabulary(
     output: &Path,
 ) -> Result<ExtensionReport> {
     let tokenizer_path = model.join("tokenizer.json");
-    let json_text =
-        std::fs::read_to_string(&tokenizer_path).map_err(|e| LaseError::io(&tokenizer_path, e))?;
-    let mut json: serde_json::Value = serde_json::from_str(&json_text)
-        .map_err(|e| LaseError::bad_file(&tokenizer_path, e.to_string()))?;
-    if json["model"]["type"] != "WordPiece" {
-        return Err(LaseError::bad_file(
-            &tokenizer_path,
-            format!(
-                "vocabulary extension needs a WordPiece model, found {}",
-                json["model"]["type"]
-            ),
-        ));
-    }
-    let mut old = Tokenizer::from_file(&tokenizer_path)
-        .map_err(|e| LaseError::bad_file(&tokenizer_path, e.to_string()))?;
-    // Pieces are spelt and counted without the file's padding or truncation (a padded
-    // spelling would average [PAD] rows into the new row).
-    old.with_padding(None);
-    old.with_truncation(None)
-        .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
+    let (mut json, old, prefix) = read_wordpiece(&tokenizer_path)?;
     let old_vocab = old.get_vocab(true);
-    let prefix = json["model"]["continuing_subword_prefix"]
-        .as_str()
-        .unwrap_or("##")
-        .to_owned();
-
-    // 1. WordPiece trained on the sample with the teacher's normaliser and pre-tokeniser.
-    let trainer = WordPieceTrainer::builder()
-        .vocab_size(old_vocab.len() + pieces * 2)
-        .min_frequency(3)
-        .continuing_subword_prefix(prefix.clone())
-        .show_progress(false)
-        .build();
-    let mut trainer: TrainerWrapper = trainer.into();
-    let mut fresh = Tokenizer::new(WordPiece::default());
-    fresh
-        .with_normalizer(old.get_normalizer().cloned())
-        .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
-    fresh.with_pre_tokenizer(old.get_pre_tokenizer().cloned());
-    fresh
-        .train(&mut trainer, sample.iter().copied())
-        .map_err(|e| LaseError::Tokenizer(format!("WordPiece training failed: {e}")))?;
-    let mut trained: Vec<(String, u32)> = fresh.get_vocab(false).into_iter().collect();
-    // Trainer ids: the alphabet first, then merges in the order they were learnt (most
-    // frequent first).
-    trained.sort_by_key(|(_, id)| *id);
-    let added: Vec<String> = trained
-        .into_iter()
-        .map(|(p, _)| p)
-        .filter(|p| !old_vocab.contains_key(p) && p != &prefix)
-        .take(pieces)
-        .collect();
-
-    // 2. New ids after the old ones.
     let v = old_vocab.len();
+    let added = learn_pieces(&old, sample, pieces, &prefix)?;
+
+    // New ids after the old ones.
     let vocab = json["model"]["vocab"]
         .as_object_mut()
         .ok_or_else(|| LaseError::bad_file(&tokenizer_path, "model.vocab is not a map"))?;
@@ -118,46 +69,7 @@ pub fn extend_vocabulary(
     for (i, p) in added.iter().enumerate() {
         vocab.insert(p.clone(), serde_json::Value::from(v + i));
     }
-
-    // 3. Embedding rows from the old tokenisation of each piece.
-    let weights_path = model.join("model.safetensors");
-    let mut tensors = read_safetensors(&weights_path)?;
-    let key = tensors
-        .keys()
-        .find(|k| k.ends_with("word_embeddings.weight"))
-        .cloned()
-        .ok_or_else(|| LaseError::bad_file(&weights_path, "no word_embeddings.weight"))?;
-    let table = tensors[&key].to_kind(Kind::Float);
-    if table.size()[0] as usize != v {
-        return Err(LaseError::bad_file(
-            &weights_path,
-            format!(
-                "{key} has {} rows but the tokenizer {v} pieces",
-                table.size()[0]
-            ),
-        ));
-    }
-    let unk = old.token_to_id("[UNK]").unwrap_or(0) as i64;
-    let rows: Vec<Tensor> = added
-        .iter()
-        .map(|p| {
-            let text = p.strip_prefix(&prefix).unwrap_or(p);
-            let ids: Vec<i64> = old
-                .encode(text, false)
-                .map(|e| e.get_ids().iter().map(|&i| i as i64).collect())
-                .unwrap_or_default();
-            let ids = if ids.is_empty() { vec![unk] } else { ids };
-            table
-                .index_select(0, &Tensor::from_slice(&ids))
-                .mean_dim(0, false, Kind::Float)
-        })
-        .collect();
-    let extended = if rows.is_empty() {
-        table
-    } else {
-        Tensor::cat(&[table, Tensor::stack(&rows, 0)], 0)
-    };
-    tensors.insert(key, extended);
+    let tensors = extended_weights(model, &old, &added, &prefix, v)?;
 
     // The folder: everything copied, then the changed files replaced.
     copy_dir(model, output)?;
@@ -182,26 +94,140 @@ pub fn extend_vocabulary(
         crate::io::atomic::write_atomic(output.join("vocab.txt"), text.as_bytes())?;
     }
 
-    let mut new = Tokenizer::from_file(output.join("tokenizer.json"))
-        .map_err(|e| LaseError::bad_file(output.join("tokenizer.json"), e.to_string()))?;
-    new.with_padding(None);
-    new.with_truncation(None)
-        .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
-    let count = |t: &Tokenizer| -> f64 {
-        let probe = &sample[..sample.len().min(2000)];
-        let total: usize = probe
-            .iter()
-            .map(|s| t.encode(*s, false).map(|e| e.len()).unwrap_or(0))
-            .sum();
-        total as f64 / probe.len().max(1) as f64
-    };
+    let (_, new, _) = read_wordpiece(&output.join("tokenizer.json"))?;
     Ok(ExtensionReport {
         old_vocab_size: v,
         new_vocab_size: v + added.len(),
         examples: added.iter().take(20).cloned().collect(),
-        tokens_per_sentence_before: count(&old),
-        tokens_per_sentence_after: count(&new),
+        tokens_per_sentence_before: tokens_per_sentence(&old, sample),
+        tokens_per_sentence_after: tokens_per_sentence(&new, sample),
     })
+}
+
+/// A WordPiece `tokenizer.json`: its JSON (to edit), the tokenizer without padding or
+/// truncation (a padded spelling would average [PAD] rows into a new row), and the
+/// continuing-subword prefix.
+fn read_wordpiece(tokenizer_path: &Path) -> Result<(serde_json::Value, Tokenizer, String)> {
+    let json_text =
+        std::fs::read_to_string(tokenizer_path).map_err(|e| LaseError::io(tokenizer_path, e))?;
+    let json: serde_json::Value = serde_json::from_str(&json_text)
+        .map_err(|e| LaseError::bad_file(tokenizer_path, e.to_string()))?;
+    if json["model"]["type"] != "WordPiece" {
+        return Err(LaseError::bad_file(
+            tokenizer_path,
+            format!(
+                "vocabulary extension needs a WordPiece model, found {}",
+                json["model"]["type"]
+            ),
+        ));
+    }
+    let mut tokenizer = Tokenizer::from_file(tokenizer_path)
+        .map_err(|e| LaseError::bad_file(tokenizer_path, e.to_string()))?;
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(None)
+        .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
+    let prefix = json["model"]["continuing_subword_prefix"]
+        .as_str()
+        .unwrap_or("##")
+        .to_owned();
+    Ok((json, tokenizer, prefix))
+}
+
+/// The `pieces` most frequent pieces that `old` lacks, from a WordPiece trained on the
+/// sample with `old`'s normaliser and pre-tokeniser.
+fn learn_pieces(
+    old: &Tokenizer,
+    sample: &[&str],
+    pieces: usize,
+    prefix: &str,
+) -> Result<Vec<String>> {
+    let old_vocab = old.get_vocab(true);
+    let trainer = WordPieceTrainer::builder()
+        .vocab_size(old_vocab.len() + pieces * 2)
+        .min_frequency(3)
+        .continuing_subword_prefix(prefix.to_owned())
+        .show_progress(false)
+        .build();
+    let mut trainer: TrainerWrapper = trainer.into();
+    let mut fresh = Tokenizer::new(WordPiece::default());
+    fresh
+        .with_normalizer(old.get_normalizer().cloned())
+        .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
+    fresh.with_pre_tokenizer(old.get_pre_tokenizer().cloned());
+    fresh
+        .train(&mut trainer, sample.iter().copied())
+        .map_err(|e| LaseError::Tokenizer(format!("WordPiece training failed: {e}")))?;
+    let mut trained: Vec<(String, u32)> = fresh.get_vocab(false).into_iter().collect();
+    // Trainer ids: the alphabet first, then merges in the order they were learnt (most
+    // frequent first).
+    trained.sort_by_key(|(_, id)| *id);
+    Ok(trained
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| !old_vocab.contains_key(p) && p != prefix)
+        .take(pieces)
+        .collect())
+}
+
+/// The model's weights with one embedding row appended per added piece: the mean of the
+/// rows of the piece's spelling under the old tokenizer.
+fn extended_weights(
+    model: &Path,
+    old: &Tokenizer,
+    added: &[String],
+    prefix: &str,
+    v: usize,
+) -> Result<std::collections::BTreeMap<String, Tensor>> {
+    let weights_path = model.join("model.safetensors");
+    let mut tensors = read_safetensors(&weights_path)?;
+    let key = tensors
+        .keys()
+        .find(|k| k.ends_with("word_embeddings.weight"))
+        .cloned()
+        .ok_or_else(|| LaseError::bad_file(&weights_path, "no word_embeddings.weight"))?;
+    let table = tensors[&key].to_kind(Kind::Float);
+    if table.size()[0] as usize != v {
+        return Err(LaseError::bad_file(
+            &weights_path,
+            format!(
+                "{key} has {} rows but the tokenizer {v} pieces",
+                table.size()[0]
+            ),
+        ));
+    }
+    let unk = old.token_to_id("[UNK]").unwrap_or(0) as i64;
+    let rows: Vec<Tensor> = added
+        .iter()
+        .map(|p| {
+            let text = p.strip_prefix(prefix).unwrap_or(p);
+            let ids: Vec<i64> = old
+                .encode(text, false)
+                .map(|e| e.get_ids().iter().map(|&i| i as i64).collect())
+                .unwrap_or_default();
+            let ids = if ids.is_empty() { vec![unk] } else { ids };
+            table
+                .index_select(0, &Tensor::from_slice(&ids))
+                .mean_dim(0, false, Kind::Float)
+        })
+        .collect();
+    let extended = if rows.is_empty() {
+        table
+    } else {
+        Tensor::cat(&[table, Tensor::stack(&rows, 0)], 0)
+    };
+    tensors.insert(key, extended);
+    Ok(tensors)
+}
+
+/// Mean tokens per sentence over the sample's first 2,000 sentences.
+fn tokens_per_sentence(t: &Tokenizer, sample: &[&str]) -> f64 {
+    let probe = &sample[..sample.len().min(2000)];
+    let total: usize = probe
+        .iter()
+        .map(|s| t.encode(*s, false).map(|e| e.len()).unwrap_or(0))
+        .sum();
+    total as f64 / probe.len().max(1) as f64
 }
 
 fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {

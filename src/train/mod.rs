@@ -3,7 +3,7 @@
 //! passes ([`grad_cache`]), atomic checkpoints with exact resume ([`checkpoint`]),
 //! metrics ([`metrics`]) and the loop itself ([`trainer`]), set up from the recipe's data
 //! ([`training_data`]), its first encoder ([`encoder_init`]), the distillation teacher's
-//! cached vectors ([`teacher_cache`]) and the dev pairs ([`dev_set`]).
+//! cached vectors ([`teacher_cache`]) and the dev pairs ([`dev_set`]), joined by `run_setup`.
 
 pub mod checkpoint;
 pub mod config;
@@ -14,7 +14,9 @@ pub mod metrics;
 pub mod multistage;
 pub mod objective;
 pub mod optimizer;
+pub mod options;
 pub mod outcome;
+mod run_setup;
 pub mod schedule;
 pub mod teacher_cache;
 pub mod trainer;

@@ -1,7 +1,8 @@
 //! The training loop ([`Trainer`]): data -> tokenizer -> encoder -> objective -> AdamW,
 //! with dev evaluation, JSONL metrics, atomic checkpoints and exact resume. What it is
 //! built from lives beside it: [`super::training_data`], [`super::encoder_init`],
-//! [`super::teacher_cache`], [`super::dev_set`].
+//! [`super::teacher_cache`], [`super::dev_set`], and the set-up that joins them,
+//! `super::run_setup`.
 //!
 //! Layout of an output folder:
 //! - `config.toml`: the recipe (a resumed run must use the same one);
@@ -22,21 +23,24 @@ use std::path::Path;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tch::Device;
 
 use super::checkpoint::{self, TrainState};
 use super::config::TrainConfig;
 use super::dev_set::DevSet;
-use super::encoder_init::initial_encoder;
 use super::grad_cache::{PassOptions, forward_backward};
 use super::metrics::{MetricsLog, plot};
 use super::objective::{BatchContext, Objective};
 use super::optimizer::AdamW;
+pub use super::options::TrainOptions;
 use super::outcome::summary;
 pub use super::outcome::{BEST_MODEL, BestDev, TrainSummary};
+pub use super::run_setup::trainable_parameters;
+use super::run_setup::{
+    claim_run_folder, new_optimizer, special_token_ids, teacher_and_objective, training_encoder,
+};
 use super::schedule::learning_rate;
 use super::teacher_cache::TeacherCache;
-use super::training_data::{batch_sampler, training_and_dev_sets};
+use super::training_data::{batch_sampler, tokenize_pairs, training_and_dev_sets};
 use crate::data::sampler::pair_keys;
 use crate::data::{BatchSampler, ParallelCorpus};
 use crate::error::{LaseError, Result};
@@ -44,36 +48,6 @@ use crate::io::atomic::write_atomic;
 use crate::model::{Precision, SentenceEncoder};
 use crate::rng::mix_seed;
 use crate::tokenizer::{TokenIds, TokenStore};
-
-/// Run-time options that are not part of the recipe.
-#[derive(Clone, Debug)]
-pub struct TrainOptions {
-    pub device: Device,
-    /// Stop (after checkpointing) once this many steps are done in this process, as if
-    /// the run were killed there; for resume tests and time-sliced runs.
-    pub stop_after_steps: Option<u64>,
-    /// Stop (after checkpointing) at the first step that ends past this much wall-clock
-    /// time in this process: a run sliced to a scheduler's or a lent GPU's time limit.
-    pub time_limit: Option<std::time::Duration>,
-    pub progress: bool,
-    /// Mixed precision of the student's forward and backward passes (bf16: bfloat16
-    /// matrix products over float32 weights; faster on GPUs and AMX / AVX512-BF16 CPUs).
-    /// A run option like the device, not part of the recipe: a run may resume in
-    /// another precision.
-    pub precision: Precision,
-}
-
-impl Default for TrainOptions {
-    fn default() -> Self {
-        Self {
-            device: Device::Cpu,
-            stop_after_steps: None,
-            time_limit: None,
-            progress: false,
-            precision: Precision::F32,
-        }
-    }
-}
 
 /// Trains (or resumes) the recipe `config` into `out`.
 pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result<TrainSummary> {
@@ -127,30 +101,13 @@ impl<'a> Trainer<'a> {
             dev_set.len()
         );
 
-        let device = options.device;
         let resume_dir = checkpoint::find(out);
         let resumed_state = resume_dir
             .as_deref()
             .map(checkpoint::read_state)
             .transpose()?;
-        tch::manual_seed(config.run.seed as i64);
-        let mut encoder = match &resume_dir {
-            Some(dir) => SentenceEncoder::load(dir.join("encoder"), device)?,
-            None => initial_encoder(config, out, &train_set, device)?,
-        };
-        let normalize_in_training = config
-            .objective
-            .distillation
-            .as_ref()
-            .is_some_and(|d| d.normalize_student);
-        encoder.set_normalize(normalize_in_training);
-        encoder.set_mixed_precision(options.precision);
-        if options.precision != Precision::F32 {
-            tracing::info!(
-                "mixed precision: {:?} matrix products, float32 weights",
-                options.precision
-            );
-        }
+        let mut encoder =
+            training_encoder(config, out, options, &train_set, resume_dir.as_deref())?;
         if let Some(state) = &resumed_state
             && state.languages != train_set.languages
         {
@@ -164,14 +121,7 @@ impl<'a> Trainer<'a> {
         let mut sampler = batch_sampler(&config.data, &train_set, keys)?;
 
         let vocab_size = encoder.tokenizer().vocab_size();
-        let special_ids: Vec<i64> = encoder
-            .tokenizer()
-            .inner()
-            .get_added_tokens_decoder()
-            .iter()
-            .filter(|(_, t)| t.special)
-            .map(|(id, _)| *id as i64)
-            .collect();
+        let special_ids = special_token_ids(&encoder);
         let (teacher, mut objective) =
             teacher_and_objective(config, out, options, &train_set, &encoder, vocab_size)?;
         let mut optimizer = new_optimizer(config, &encoder, &objective);
@@ -460,122 +410,6 @@ impl<'a> Trainer<'a> {
     }
 }
 
-/// The distillation teacher's cached vectors (when the recipe has a teacher) and the
-/// recipe's objective, its heads sized for this encoder and teacher.
-fn teacher_and_objective(
-    config: &TrainConfig,
-    out: &Path,
-    options: &TrainOptions,
-    train_set: &ParallelCorpus,
-    encoder: &SentenceEncoder,
-    vocab_size: usize,
-) -> Result<(Option<TeacherCache>, Objective)> {
-    let device = options.device;
-    let distillation = config.objective.distillation.as_ref();
-    let teacher = match distillation {
-        Some(d) => Some(TeacherCache::build(
-            d,
-            train_set,
-            out,
-            device,
-            options.progress,
-        )?),
-        None => None,
-    };
-    if let (Some(t), Some(d)) = (&teacher, distillation)
-        && (d.mse > 0.0)
-        && t.dim != encoder.dim()
-    {
-        return Err(LaseError::InvalidArgument(format!(
-            "MSE distillation needs the student's output width ({}) to equal the teacher's ({}); set model.output_dim = {}",
-            encoder.dim(),
-            t.dim,
-            t.dim
-        )));
-    }
-    let mut objective = Objective::new(
-        &config.objective,
-        encoder.dim(),
-        train_set.languages.len(),
-        vocab_size,
-        teacher.as_ref().map(|t| t.dim),
-        device,
-    )?;
-    if let (Some(t), Some(d)) = (&teacher, distillation)
-        && d.soft_label_centering
-    {
-        objective.set_teacher_center(t.mean(device));
-    }
-    Ok((teacher, objective))
-}
-
-/// Creates `out` and records the recipe there; a folder holding another recipe's run is
-/// an error (resume needs the same recipe).
-fn claim_run_folder(config: &TrainConfig, out: &Path) -> Result<()> {
-    std::fs::create_dir_all(out).map_err(|e| LaseError::io(out, e))?;
-    let config_path = out.join("config.toml");
-    if config_path.exists() {
-        let previous = TrainConfig::from_file(&config_path)?;
-        if &previous != config {
-            return Err(LaseError::InvalidArgument(format!(
-                "{} holds a run of a different recipe; resume needs the same config (or choose another --out)",
-                out.display()
-            )));
-        }
-        Ok(())
-    } else {
-        write_atomic(&config_path, config.to_toml().as_bytes())
-    }
-}
-
-/// Both sides of every training pair tokenized, in chunks into flat stores: millions of
-/// pairs fit in a few GB (issue 14: the whole-corpus batch encode took 18 GB for 2.8M
-/// pairs and was killed). Training sentences may be cut shorter than the model's own
-/// limit (`train_max_tokens`), which the saved model keeps for inference.
-fn tokenize_pairs(
-    encoder: &mut SentenceEncoder,
-    train_set: &ParallelCorpus,
-    train_max_tokens: Option<usize>,
-) -> Result<(TokenStore, TokenStore)> {
-    const TOKENIZE_CHUNK: usize = 16_384;
-    let model_max = encoder.tokenizer().max_length();
-    if let Some(n) = train_max_tokens {
-        encoder.set_max_seq_length(n.min(model_max))?;
-    }
-    let tokenizer = encoder.tokenizer();
-    let src_tokens = tokenizer.encode_to_store(
-        train_set.pairs.iter().map(|p| p.src.as_str()),
-        TOKENIZE_CHUNK,
-    )?;
-    let tgt_tokens = tokenizer.encode_to_store(
-        train_set.pairs.iter().map(|p| p.tgt.as_str()),
-        TOKENIZE_CHUNK,
-    )?;
-    encoder.set_max_seq_length(model_max)?;
-    Ok((src_tokens, tgt_tokens))
-}
-
-/// AdamW over the trainable parameters; with `freeze_encoder`, the transformer's
-/// weights get no gradients and are left out (its dense head still trains).
-fn new_optimizer(config: &TrainConfig, encoder: &SentenceEncoder, objective: &Objective) -> AdamW {
-    AdamW::new(
-        trainable_parameters(encoder, objective)
-            .into_iter()
-            .filter(|(name, t)| {
-                let frozen = config.model.freeze_encoder
-                    && name.starts_with("encoder.")
-                    && !name.starts_with("encoder.dense_");
-                if frozen {
-                    // No gradients flow into the transformer at all.
-                    let _ = t.shallow_clone().set_requires_grad(false);
-                }
-                !frozen
-            })
-            .collect(),
-        &config.optimizer,
-    )
-}
-
 fn progress_bar(show: bool, steps: u64, position: u64) -> ProgressBar {
     if !show {
         return ProgressBar::hidden();
@@ -589,23 +423,6 @@ fn progress_bar(show: bool, steps: u64, position: u64) -> ProgressBar {
     );
     bar.set_position(position);
     bar
-}
-
-/// What the optimizer updates, named as checkpoints store it: the encoder's variables
-/// (`encoder.<name>`, sorted) and then the objective's heads.
-pub fn trainable_parameters(
-    encoder: &SentenceEncoder,
-    objective: &Objective,
-) -> Vec<(String, tch::Tensor)> {
-    let mut params: Vec<(String, tch::Tensor)> = encoder
-        .var_store()
-        .variables()
-        .into_iter()
-        .map(|(n, t)| (format!("encoder.{n}"), t))
-        .collect();
-    params.sort_by(|a, b| a.0.cmp(&b.0));
-    params.extend(objective.named_parameters());
-    params
 }
 
 /// Writes a model (L2-normalised outputs) into `dir` via a temporary folder; with `best`,
