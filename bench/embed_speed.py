@@ -1,4 +1,7 @@
 """Encode speed: lase vs Python sentence-transformers, same model, sentences, threads.
+On CPU the peers include sentence-transformers' own ONNX Runtime backend, f32 and dynamic
+int8 (its quantised export for this CPU's widest kernels), and OpenVINO where optimum-intel
+is installed (--no-peers: the PyTorch backend only).
 
 4,000 real English sentences (FLORES-200 devtest eng, TICO-19 test English, then
 Tatoeba training English to fill), all-MiniLM-L6-v2, 2 CPU threads. Each engine runs in
@@ -60,6 +63,67 @@ print(json.dumps({"seconds": best, "torch": torch.__version__}))
 """
 
 
+# sentence-transformers' own fast CPU backends (its efficiency docs): ONNX Runtime, f32
+# and dynamically quantised int8 (export_dynamic_quantized_onnx_model, the kernel config
+# this CPU supports), and OpenVINO f32. Exported once into a copy of the model folder.
+EXPORT_CHILD = r"""
+import json, shutil, sys
+from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
+src, dst, config = sys.argv[1], sys.argv[2], sys.argv[3]
+shutil.copytree(src, dst)
+onnx = SentenceTransformer(dst, backend="onnx", device="cpu")
+onnx.save_pretrained(dst)
+export_dynamic_quantized_onnx_model(onnx, config, dst)
+try:
+    import optimum.intel  # sentence-transformers' OpenVINO backend needs optimum-intel
+except ImportError as e:
+    print(json.dumps({"openvino": f"not installed ({e})"}))
+    sys.exit(0)
+ov = SentenceTransformer(dst, backend="openvino", device="cpu")
+ov.save_pretrained(dst)
+print(json.dumps({"openvino": "ok"}))
+"""
+
+PEER_CHILD = r"""
+import json, sys, time, numpy as np
+from sentence_transformers import SentenceTransformer
+path, text, batch, threads, out, backend, file_name, repeats = sys.argv[1:9]
+threads = int(threads)
+if backend == "onnx":
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    kwargs = {"file_name": file_name, "session_options": so, "provider": "CPUExecutionProvider"}
+    version = "onnxruntime " + ort.__version__
+else:
+    import openvino
+    kwargs = {"file_name": file_name, "ov_config": {"INFERENCE_NUM_THREADS": str(threads)}}
+    version = "openvino " + openvino.__version__
+model = SentenceTransformer(path, backend=backend, device="cpu", model_kwargs=kwargs)
+sents = open(text, encoding="utf-8").read().split("\n")[:-1]
+model.encode(sents[:64], batch_size=int(batch))  # warm-up
+best = None
+for _ in range(int(repeats)):
+    t = time.perf_counter()
+    v = np.asarray(model.encode(sents, batch_size=int(batch)), dtype=np.float32)
+    dt = time.perf_counter() - t
+    best = dt if best is None else min(best, dt)
+np.save(out, v)
+print(json.dumps({"seconds": best, "version": version}))
+"""
+
+
+def onnx_int8_config():
+    """The ONNX Runtime quantisation config for this CPU's widest int8 instructions."""
+    flags = open("/proc/cpuinfo").read().split()
+    if "avx512_vnni" in flags:
+        return "avx512_vnni"
+    if "avx512f" in flags:
+        return "avx512"
+    return "avx2"
+
+
 def run_child(cmd, env=None):
     """Runs a child, returns (stdout, peak RSS in MiB) using wait4's rusage."""
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
@@ -97,6 +161,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--lase", default=str(ROOT / "target/release/lase"))
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--no-peers", action="store_true", help="sentence-transformers' PyTorch backend only (no ONNX/OpenVINO)")
     ap.add_argument("--sentences", help="one sentence per line (default: FLORES/TICO/Tatoeba English under ../shared/data)")
     args = ap.parse_args()
 
@@ -178,6 +243,28 @@ def main():
 
     for b in (16, 32, 128):
         st(b)
+    peers = []
+    if not args.no_peers:
+        peer_dir = tmp / "peer-model"
+        int8 = onnx_int8_config()
+        exported, _ = run_child([sys.executable, "-c", EXPORT_CHILD, args.model, str(peer_dir), int8], env)
+        peers = [("onnx", "onnx/model.onnx", "f32", "ONNX Runtime"),
+                 ("onnx", f"onnx/model_qint8_{int8}.onnx", "int8", f"ONNX Runtime, dynamic int8 ({int8})")]
+        openvino = json.loads(exported.strip().splitlines()[-1])["openvino"]
+        if openvino == "ok":
+            peers.append(("openvino", "openvino/openvino_model.xml", "f32", "OpenVINO"))
+        else:
+            print(f"OpenVINO not measured: optimum-intel {openvino}")
+        for backend, file_name, precision, label in peers:
+            out_npy = tmp / f"peer-{backend}-{precision}.npy"
+            for b in (32, 128):
+                child = [sys.executable, "-c", PEER_CHILD, str(peer_dir), str(text), str(b), str(args.threads), str(out_npy),
+                         backend, file_name, str(args.repeats)]
+                out, rss = run_child_rss(child, env)
+                info = json.loads(out.strip().splitlines()[-1])
+                results.append({"engine": f"sentence-transformers {label} ({info['version']})", "batch": b,
+                                "precision": precision, "sent_per_s": len(sents) / info["seconds"], "peak_rss_mib": rss,
+                                "vectors": out_npy})
     # lase's defaults: <= 32 sentences and <= 512 padded tokens a batch, one worker per thread.
     lase(32, "f32")
     # Ablation: one batch at a time on all threads, sentence-count batches only.
@@ -189,18 +276,30 @@ def main():
     else:
         print("bf16 not benchmarked: this CPU has neither AVX512-BF16 nor AMX (libtorch falls back to slow kernels)")
 
-    st_best = max(r["sent_per_s"] for r in results if r["engine"].startswith("sentence-transformers"))
+    st_best = max(r["sent_per_s"] for r in results if r["engine"].startswith("sentence-transformers ("))
     ref = np.load(tmp / "st.npy")
     tokens = next(r["tokens"] for r in results if "tokens" in r)
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"{len(sents)} sentences, {tokens / len(sents):.1f} tokens/sentence, {args.threads} threads, best of {args.repeats}; CPU {cpu}")
-    print(f"{'engine':45} {'batch':>5} {'prec':>5} {'sent/s':>8} {'vs best ST':>10} {'peak RSS MiB':>12}")
+    print(f"{'engine':62} {'batch':>5} {'prec':>5} {'sent/s':>8} {'vs best ST':>10} {'peak RSS MiB':>12}")
     for r in results:
-        print(f"{r['engine']:45} {r['batch']:>5} {r['precision']:>5} {r['sent_per_s']:>8.1f} {r['sent_per_s'] / st_best:>9.2f}x {r['peak_rss_mib']:>12.0f}")
+        print(f"{r['engine']:62} {r['batch']:>5} {r['precision']:>5} {r['sent_per_s']:>8.1f} {r['sent_per_s'] / st_best:>9.2f}x {r['peak_rss_mib']:>12.0f}")
+    python_best = max((r for r in results if r["engine"].startswith("sentence-transformers")), key=lambda r: r["sent_per_s"])
+    lase_best = max((r for r in results if r["engine"].startswith("lase")), key=lambda r: r["sent_per_s"])
+    print(f"fastest Python peer: {python_best['engine']} {python_best['precision']}, batch {python_best['batch']}, "
+          f"{python_best['sent_per_s']:.1f} sentences/s; lase's fastest ({lase_best['engine']} {lase_best['precision']}, "
+          f"batch {lase_best['batch']}) {lase_best['sent_per_s']:.1f} = {lase_best['sent_per_s'] / python_best['sent_per_s']:.2f}x")
     for precision in ("f32", "bf16") if fast_bf16 else ("f32",):
         v = np.load(tmp / f"lase-{precision}.npy")
         cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
         print(f"lase {precision} vs sentence-transformers: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
+    seen = set()
+    for r in results:
+        if "vectors" in r and r["vectors"] not in seen:
+            seen.add(r["vectors"])
+            v = np.load(r["vectors"])
+            cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
+            print(f"{r['engine']} {r['precision']} vs sentence-transformers f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
 
 
 if __name__ == "__main__":
