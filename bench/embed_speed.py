@@ -249,7 +249,9 @@ def main():
         int8 = onnx_int8_config()
         exported, _ = run_child([sys.executable, "-c", EXPORT_CHILD, args.model, str(peer_dir), int8], env)
         peers = [("onnx", "onnx/model.onnx", "f32", "ONNX Runtime"),
-                 ("onnx", f"onnx/model_qint8_{int8}.onnx", "int8", f"ONNX Runtime, dynamic int8 ({int8})")]
+                 # avx2 exports unsigned int8 (model_quint8_avx2.onnx), avx512 signed (qint8)
+                 ("onnx", next((peer_dir / "onnx").glob(f"model_q*int8_{int8}.onnx")).relative_to(peer_dir).as_posix(),
+                  "int8", f"ONNX Runtime, dynamic int8 ({int8})")]
         openvino = json.loads(exported.strip().splitlines()[-1])["openvino"]
         if openvino == "ok":
             peers.append(("openvino", "openvino/openvino_model.xml", "f32", "OpenVINO"))
