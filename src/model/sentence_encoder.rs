@@ -15,7 +15,7 @@ use super::dense::{Dense, DenseConfig};
 use super::pooling::{PoolingConfig, pool};
 use super::st_folder::{
     DENSE_TYPE, FolderModules, ModulesWriter, NORMALIZE_TYPE, POOLING_TYPE, TokenizerFiles,
-    check_weights_size, read_json, write_json, write_sentence_bert_config,
+    check_weights_size, missing_weights, read_json, write_json, write_sentence_bert_config,
 };
 use crate::error::{LaseError, Result};
 use crate::io::atomic::write_atomic;
@@ -237,13 +237,8 @@ impl SentenceEncoder {
 
     fn load_weights(&mut self, transformer_dir: &Path, dense_dirs: &[PathBuf]) -> Result<()> {
         let all: Vec<(String, Tensor)> = self.vs.variables().into_iter().collect();
+        // `load` has checked that this file exists (check_weights_size).
         let weights_path = transformer_dir.join("model.safetensors");
-        if !weights_path.exists() {
-            return Err(LaseError::bad_file(
-                &weights_path,
-                "not found (lase reads safetensors weights only; convert pytorch_model.bin first)",
-            ));
-        }
         let stored = read_safetensors(&weights_path)?;
         // Checkpoints saved from task models prefix the encoder ("bert.", "roberta.", ...).
         let prefix = ["", "bert.", "roberta.", "model.", "encoder."]
@@ -274,10 +269,7 @@ impl SentenceEncoder {
         for (i, dir) in dense_dirs.iter().enumerate() {
             let path = dir.join("model.safetensors");
             if !path.exists() {
-                return Err(LaseError::bad_file(
-                    &path,
-                    "not found (lase reads safetensors weights only; convert pytorch_model.bin first)",
-                ));
+                return Err(missing_weights(&path));
             }
             let stored = read_safetensors(&path)?;
             let var_prefix = format!("{}.", dense_var_prefix(i));
@@ -379,12 +371,10 @@ impl SentenceEncoder {
         }
         write_sentence_bert_config(dir, self.tokenizer.max_length(), self.do_lower_case)?;
         let mut modules = ModulesWriter::new(dir);
-        let pooling_dir = modules.add(POOLING_TYPE, "Pooling");
-        std::fs::create_dir_all(&pooling_dir).map_err(|e| LaseError::io(&pooling_dir, e))?;
+        let pooling_dir = modules.add(POOLING_TYPE, "Pooling")?;
         write_json(&pooling_dir.join("config.json"), &self.head.pooling)?;
         for (i, dense) in self.dense.iter().enumerate() {
-            let dense_dir = modules.add(DENSE_TYPE, "Dense");
-            std::fs::create_dir_all(&dense_dir).map_err(|e| LaseError::io(&dense_dir, e))?;
+            let dense_dir = modules.add(DENSE_TYPE, "Dense")?;
             write_json(&dense_dir.join("config.json"), &dense.config)?;
             let prefix = format!("{}.", dense_var_prefix(i));
             let mut tensors: Vec<(String, Tensor)> = vars
@@ -398,8 +388,7 @@ impl SentenceEncoder {
             write_safetensors_as(&dense_dir.join("model.safetensors"), &tensors, dtype)?;
         }
         if self.head.normalize {
-            let norm_dir = modules.add(NORMALIZE_TYPE, "Normalize");
-            std::fs::create_dir_all(&norm_dir).map_err(|e| LaseError::io(&norm_dir, e))?;
+            modules.add(NORMALIZE_TYPE, "Normalize")?;
         }
         modules.finish()
     }

@@ -109,17 +109,20 @@ impl FolderModules {
     }
 }
 
+/// The error for a module folder without its `model.safetensors`.
+pub(super) fn missing_weights(path: &Path) -> LaseError {
+    LaseError::bad_file(
+        path,
+        "not found (lase reads safetensors weights only; convert pytorch_model.bin first)",
+    )
+}
+
 /// Refuses a `config.json` describing more parameters than the weights file beside it
 /// can hold (at least 2 bytes a parameter), before any tensor is allocated.
 pub(super) fn check_weights_size(config: &EncoderConfig, transformer_dir: &Path) -> Result<()> {
     let weights_path = transformer_dir.join("model.safetensors");
     let bytes = std::fs::metadata(&weights_path)
-        .map_err(|_| {
-            LaseError::bad_file(
-                &weights_path,
-                "not found (lase reads safetensors weights only; convert pytorch_model.bin first)",
-            )
-        })?
+        .map_err(|_| missing_weights(&weights_path))?
         .len() as u128;
     match config.minimum_parameters() {
         Some(n) if n.saturating_mul(2) <= bytes => Ok(()),
@@ -229,17 +232,19 @@ impl<'a> ModulesWriter<'a> {
         }
     }
 
-    /// Registers the next module and returns its folder (not yet created).
-    pub fn add(&mut self, kind: &str, suffix: &str) -> PathBuf {
+    /// Registers the next module and creates its folder, which it returns.
+    pub fn add(&mut self, kind: &str, suffix: &str) -> Result<PathBuf> {
         let idx = self.modules.len();
         let path = format!("{idx}_{suffix}");
+        let module_dir = self.dir.join(&path);
+        std::fs::create_dir_all(&module_dir).map_err(|e| LaseError::io(&module_dir, e))?;
         self.modules.push(ModuleEntry {
             idx,
             name: idx.to_string(),
-            path: path.clone(),
+            path,
             kind: kind.into(),
         });
-        self.dir.join(path)
+        Ok(module_dir)
     }
 
     /// Writes `modules.json`.

@@ -54,7 +54,7 @@ pub fn extend_vocabulary(
     let (mut json, old, prefix) = read_wordpiece(&tokenizer_path)?;
     let old_vocab = old.get_vocab(true);
     let v = old_vocab.len();
-    let added = learn_pieces(&old, sample, pieces, &prefix)?;
+    let added = learn_pieces(&old, &old_vocab, sample, pieces, &prefix)?;
 
     // New ids after the old ones.
     let vocab = json["model"]["vocab"]
@@ -134,15 +134,15 @@ fn read_wordpiece(tokenizer_path: &Path) -> Result<(serde_json::Value, Tokenizer
     Ok((json, tokenizer, prefix))
 }
 
-/// The `pieces` most frequent pieces that `old` lacks, from a WordPiece trained on the
+/// The `pieces` most frequent pieces that `old` (vocabulary `old_vocab`) lacks, from a WordPiece trained on the
 /// sample with `old`'s normaliser and pre-tokeniser.
 fn learn_pieces(
     old: &Tokenizer,
+    old_vocab: &std::collections::HashMap<String, u32>,
     sample: &[&str],
     pieces: usize,
     prefix: &str,
 ) -> Result<Vec<String>> {
-    let old_vocab = old.get_vocab(true);
     let trainer = WordPieceTrainer::builder()
         .vocab_size(old_vocab.len() + pieces * 2)
         .min_frequency(3)
