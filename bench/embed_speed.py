@@ -1,7 +1,8 @@
 """Encode speed: lase vs Python sentence-transformers, same model, sentences, threads.
 On CPU the peers include sentence-transformers' own ONNX Runtime backend, f32 and dynamic
 int8 (its quantised export for this CPU's widest kernels), and OpenVINO where optimum-intel
-is installed (--no-peers: the PyTorch backend only).
+is installed (--no-peers: the PyTorch backend only). lase runs f32 (its default), int8
+(--precision int8: dynamic int8 linear layers) and, on CPUs with AVX512-BF16 or AMX, bf16.
 
 4,000 real English sentences (FLORES-200 devtest eng, TICO-19 test English, then
 Tatoeba training English to fill), all-MiniLM-L6-v2, 2 CPU threads. Each engine runs in
@@ -272,6 +273,8 @@ def main():
     # Ablation: one batch at a time on all threads, sentence-count batches only.
     for b in (32, 128):
         lase(b, "f32", "lase, 1 worker, no token budget", ["--workers", "1", "--max-batch-tokens", "1000000"])
+    # Dynamic int8 linear layers (libtorch's FBGEMM kernels), like with like against ONNX int8.
+    lase(32, "int8")
     fast_bf16 = any(f in open("/proc/cpuinfo").read().split() for f in ("avx512_bf16", "amx_bf16"))
     if fast_bf16:
         lase(32, "bf16")
@@ -291,7 +294,13 @@ def main():
     print(f"fastest Python peer: {python_best['engine']} {python_best['precision']}, batch {python_best['batch']}, "
           f"{python_best['sent_per_s']:.1f} sentences/s; lase's fastest ({lase_best['engine']} {lase_best['precision']}, "
           f"batch {lase_best['batch']}) {lase_best['sent_per_s']:.1f} = {lase_best['sent_per_s'] / python_best['sent_per_s']:.2f}x")
-    for precision in ("f32", "bf16") if fast_bf16 else ("f32",):
+    onnx_int8 = [r for r in results if "int8" in r["engine"] and r["engine"].startswith("sentence-transformers")]
+    lase_int8 = [r for r in results if r["engine"] == "lase" and r["precision"] == "int8"]
+    if onnx_int8 and lase_int8:
+        best_onnx_int8 = max(onnx_int8, key=lambda r: r["sent_per_s"])
+        print(f"lase int8 {lase_int8[0]['sent_per_s']:.1f} sentences/s = {lase_int8[0]['sent_per_s'] / best_onnx_int8['sent_per_s']:.2f}x "
+              f"ONNX Runtime int8 at its best batch ({best_onnx_int8['batch']}, {best_onnx_int8['sent_per_s']:.1f})")
+    for precision in ("f32", "int8", "bf16") if fast_bf16 else ("f32", "int8"):
         v = np.load(tmp / f"lase-{precision}.npy")
         cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
         print(f"lase {precision} vs sentence-transformers: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")

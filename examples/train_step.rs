@@ -121,7 +121,7 @@ fn main() -> anyhow::Result<()> {
         ..ModelConfig::default()
     };
     let mut encoder = new_encoder(&model, tokenizer_json, device)?;
-    encoder.set_mixed_precision(precision);
+    encoder.set_mixed_precision(precision)?;
     // A step's time ends when the device has finished its work (CUDA runs asynchronously).
     let synchronize = || {
         if let tch::Device::Cuda(i) = device {

@@ -4,10 +4,11 @@
 #   FLORES-200 devtest xx-eng P@1 (both directions) for deu, fra, spa, rus, zho_Hans, arb,
 #   and the 30 non-English pairs among them; Tatoeba (all 112 languages); STS (STS-B in 11
 #   languages, KorSTS, cross-lingual). Then prints one summary line per suite and FLORES
-#   per language. Usage: scripts/default_model_eval.sh MODEL_DIR OUT_DIR
+#   per language. Usage: [PRECISION=f32|bf16|int8] scripts/default_model_eval.sh MODEL_DIR OUT_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LASE=${LASE:-./target/release/lase}
+PRECISION=${PRECISION:-f32}
 FLORES6=deu_Latn,fra_Latn,spa_Latn,rus_Cyrl,zho_Hans,arb_Arab
 model=$1 dir=$2
 mkdir -p "$dir"
@@ -15,7 +16,7 @@ mkdir -p "$dir"
 suite() { # name tag [extra eval arguments...]
   local name=$1 tag=$2; shift 2
   [ -f "$dir/eval-$tag.json" ] && return 0
-  $LASE eval --model "$model" --suite "$name" --quiet "$@" \
+  $LASE eval --model "$model" --suite "$name" --precision "$PRECISION" --quiet "$@" \
     --json "$dir/eval-$tag.json.tmp" --report "$dir/eval-$tag.md" >"$dir/eval-$tag.txt"
   mv "$dir/eval-$tag.json.tmp" "$dir/eval-$tag.json"
 }

@@ -5,7 +5,8 @@
 # rows that distill reuse runs/lase-small's cached teacher embeddings
 # (hard-linked), so run scripts/ems_experiments.sh and the lase-small recipe first.
 # Runs resume if killed (run the script again). Usage: scripts/distill_ablations.sh [TABLE...]
-# with TABLE among lealla, shape, soft, soft-multilingual (default: all).
+# with TABLE among lealla, lealla-readings, shape, soft, soft-multilingual (default: all).
+# lealla-readings (issue 15 items 7-8): FD at beta = 1e3 and 1.3, AMS + LD at T = 10 and T = 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LASE=${LASE:-./target/release/lase}
@@ -16,7 +17,9 @@ link() { ln "$1" "$2" 2>/dev/null || cp "$1" "$2"; }
 row() { # table variant [run whose teacher caches this row shares]
   local config="configs/ablation/$1/$2.toml" out="runs/$1-$2" donor=${3:-}
   mkdir -p "$out"
-  if grep -q '^teacher = "models/all-MiniLM-L6-v2"' "$config" && [ ! -e "$out/teacher-target.npy" ]; then
+  local minilm=0
+  grep -q '^teacher = "models/all-MiniLM-L6-v2"' "$config" && minilm=1
+  if [ $minilm = 1 ] && [ -e "$TEACHER_CACHE" ] && [ ! -e "$out/teacher-target.npy" ]; then
     link "$TEACHER_CACHE" "$out/teacher-target.npy"
   fi
   for side in source target; do
@@ -26,19 +29,25 @@ row() { # table variant [run whose teacher caches this row shares]
   done
   # A finished run resumes as a no-op (it exports its model again), so skip it outright.
   [ -f "$out/model/config.json" ] && [ -f "$out/eval.json" ] || $LASE train --config "$config" --out "$out" --quiet
+  # Without runs/lase-small, the first distilling row's cache becomes the shared one.
+  if [ $minilm = 1 ] && [ ! -e "$TEACHER_CACHE" ] && [ -e "$out/teacher-target.npy" ]; then
+    mkdir -p "$(dirname "$TEACHER_CACHE")"
+    link "$out/teacher-target.npy" "$TEACHER_CACHE"
+  fi
   LASE=$LASE scripts/ablation_eval.sh "$out/model" "$out"
 }
 
 tables=("$@")
-[ ${#tables[@]} -gt 0 ] || tables=(lealla shape soft soft-multilingual)
+[ ${#tables[@]} -gt 0 ] || tables=(lealla lealla-readings shape soft soft-multilingual)
 for table in "${tables[@]}"; do
   case $table in
     lealla) for v in ams fd ld ams-fd ams-ld ams-fd-ld; do row lealla "$v"; done ;;
+    lealla-readings) for v in fd-beta-1e3 fd-beta-1.3 ams-ld-t10 ams-ld-t1; do row lealla "$v"; done ;;
     shape) for v in wide-shallow thin-shallow; do row shape "$v"; done ;;  # thin-deep = lealla/ams
     soft) for v in hard-contrastive mse priority priority-tcm; do row soft "$v"; done ;;
     soft-multilingual)
       row soft-multilingual priority
       for v in average priority-centred average-centred; do row soft-multilingual "$v" soft-multilingual-priority; done ;;
-    *) echo "unknown table $table (lealla, shape, soft, soft-multilingual)" >&2; exit 2 ;;
+    *) echo "unknown table $table (lealla, lealla-readings, shape, soft, soft-multilingual)" >&2; exit 2 ;;
   esac
 done

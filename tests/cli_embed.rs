@@ -230,3 +230,84 @@ fn a_closed_stdout_pipe_ends_the_command_without_a_panic() {
     );
     assert!(work.path().join("copy/model.safetensors").exists());
 }
+
+#[test]
+fn precision_auto_says_what_it_picked_and_runs_it() {
+    let model = tiny_model_dir();
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("in.txt");
+    std::fs::write(
+        &input,
+        "the cat sat on the mat\nder hund schläft\nun chat\n",
+    )
+    .unwrap();
+    let embed = |precision: &str, name: &str| {
+        let output = work.path().join(name);
+        let out = lase()
+            .args(["embed", "--quiet", "--precision", precision, "--model"])
+            .arg(model.path())
+            .arg("--input")
+            .arg(&input)
+            .arg("--output")
+            .arg(&output)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            NpyMatrix::open(&output).unwrap(),
+        )
+    };
+    let (stdout, stderr, auto) = embed("auto", "auto.npy");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("precision auto: "))
+        .unwrap_or_else(|| panic!("no pick on stderr: {stderr}"));
+    let picked = line["precision auto: ".len()..].split(' ').next().unwrap();
+    assert!(["f32", "bf16", "int8"].contains(&picked), "{line}");
+    assert!(line.contains('('), "the pick gives its reason: {line}");
+    // The summary names the precision that ran, and the vectors are that precision's.
+    let shown = match picked {
+        "f32" => "F32 on Cpu",
+        "bf16" => "Bf16 on Cpu",
+        _ => "Int8 on Cpu",
+    };
+    assert!(stdout.contains(shown), "{stdout} vs {line}");
+    let (_, _, same) = embed(picked, "same.npy");
+    for i in 0..3 {
+        assert_eq!(
+            auto.row(i),
+            same.row(i),
+            "auto's row {i} differs from --precision {picked}"
+        );
+    }
+    // int8 runs through the binary and stays close to f32 on this model.
+    let (stdout, _, int8) = embed("int8", "int8.npy");
+    assert!(stdout.contains("Int8 on Cpu"), "{stdout}");
+    let (_, _, float) = embed("f32", "f32.npy");
+    for i in 0..3 {
+        assert!(cosine(&int8.row(i), &float.row(i)) > 0.95);
+    }
+    let out = lase()
+        .args([
+            "embed",
+            "--precision",
+            "fp9",
+            "--model",
+            "m",
+            "--input",
+            "i",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("auto, f32, bf16, int8"),
+        "{err}"
+    );
+}

@@ -92,9 +92,74 @@ fn bfloat16_stays_close_to_float32() {
     let Some(dir) = teacher_dir() else { return };
     let (sentences, reference, _) = fixture();
     let mut model = SentenceEncoder::load(&dir, Device::Cpu).unwrap();
-    model.set_precision(Precision::Bf16);
+    model.set_precision(Precision::Bf16).unwrap();
     let vectors = model.encode(&sentences, 16).unwrap();
     assert_parity(&vectors, &reference, &sentences, 0.999, "bf16");
+}
+
+/// Dynamic int8 linear layers (src/model/int8.rs): close to PyTorch's float32 vectors,
+/// measurably not float32 (the int8 kernels really ran), and switching back restores the
+/// exact float32 forward pass. Training refuses int8.
+#[test]
+fn int8_stays_close_to_float32_and_switches_back_exactly() {
+    let Some(dir) = teacher_dir() else { return };
+    let (sentences, reference, _) = fixture();
+    let mut model = SentenceEncoder::load(&dir, Device::Cpu).unwrap();
+    let float = model.encode(&sentences, 16).unwrap();
+    model.set_precision(Precision::Int8).unwrap();
+    assert_eq!(model.precision(), Precision::Int8);
+    let int8 = model.encode(&sentences, 16).unwrap();
+    let (float_rows, int8_rows) = (rows(&float), rows(&int8));
+    let cosines: Vec<f64> = float_rows
+        .iter()
+        .zip(&int8_rows)
+        .map(|(a, b)| cosine(a, b))
+        .collect();
+    let worst = cosines.iter().cloned().fold(1.0, f64::min);
+    let mean = cosines.iter().sum::<f64>() / cosines.len() as f64;
+    println!(
+        "int8 vs float32 on {} sentences: worst cosine {worst:.5}, mean {mean:.5}",
+        cosines.len()
+    );
+    assert!(
+        worst < 0.9999,
+        "int8 vectors equal float32's: the int8 kernels did not run"
+    );
+    assert!(mean > 0.975, "int8 mean cosine {mean}");
+    assert_parity(&int8, &reference, &sentences, 0.95, "int8");
+    model.set_precision(Precision::F32).unwrap();
+    assert!(model.encode(&sentences, 16).unwrap().equal(&float));
+    let err = model.set_mixed_precision(Precision::Int8).unwrap_err();
+    assert!(err.to_string().contains("inference precision"), "{err}");
+}
+
+/// `auto` keeps the hardware's candidate only within its budget: an impossible budget
+/// always falls back to float32 (and says why), a budget of -1 always keeps the candidate.
+#[test]
+fn auto_precision_keeps_its_candidate_only_within_the_budget() {
+    use lase::model::auto_precision::{
+        AutoPrecisionBudget, hardware_candidate, set_auto_precision,
+    };
+    let Some(dir) = teacher_dir() else { return };
+    let (sentences, _, _) = fixture();
+    let mut model = SentenceEncoder::load(&dir, Device::Cpu).unwrap();
+    let float = model.encode(&sentences, 16).unwrap();
+    let (candidate, _) = hardware_candidate(Device::Cpu);
+    let strict = set_auto_precision(&mut model, AutoPrecisionBudget { min_cosine: 1.1 }).unwrap();
+    assert_eq!(strict.precision, Precision::F32, "{}", strict.reason);
+    assert_eq!(model.precision(), Precision::F32);
+    assert!(model.encode(&sentences, 16).unwrap().equal(&float));
+    if candidate != Precision::F32 {
+        assert!(
+            strict.reason.contains("< 1.1: float32"),
+            "{}",
+            strict.reason
+        );
+    }
+    let loose = set_auto_precision(&mut model, AutoPrecisionBudget { min_cosine: -1.0 }).unwrap();
+    assert_eq!(loose.precision, candidate, "{}", loose.reason);
+    assert_eq!(model.precision(), candidate);
+    println!("auto on this CPU: {:?} ({})", loose.precision, loose.reason);
 }
 
 #[test]

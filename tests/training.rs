@@ -839,7 +839,7 @@ fn bf16_mixed_precision_runs_bfloat16_products_on_float32_weights() {
         (v.detach(), grads)
     };
     let (v32, g32) = forward_and_grads(&encoder);
-    encoder.set_mixed_precision(Precision::Bf16);
+    encoder.set_mixed_precision(Precision::Bf16).unwrap();
     assert_eq!(encoder.mixed_precision(), Precision::Bf16);
     let (v16, g16) = forward_and_grads(&encoder);
     // The products really ran in bfloat16: the vectors are not float32's bit for bit...
@@ -877,7 +877,7 @@ fn bf16_mixed_precision_runs_bfloat16_products_on_float32_weights() {
         assert_eq!(t.kind(), Kind::Float, "{name} was converted");
     }
     // Off again: float32's output exactly.
-    encoder.set_mixed_precision(Precision::F32);
+    encoder.set_mixed_precision(Precision::F32).unwrap();
     let (back, _) = forward_and_grads(&encoder);
     assert_eq!((&back - &v32).abs().max().double_value(&[]), 0.0);
 }

@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use super::model_load::{PrecisionArgs, load_encoder};
+use anyhow::Result;
 use clap::Args;
 use lase::embed::{EmbedFileOptions, embed_file};
-use lase::model::{Precision, SentenceEncoder};
 
 #[derive(Args)]
 pub struct EmbedArgs {
@@ -34,32 +34,21 @@ pub struct EmbedArgs {
     /// L2-normalise the vectors (models with a Normalize module always do).
     #[arg(long)]
     normalize: bool,
-    /// Numeric precision: f32 (default, exact) or bf16 (faster on AMX CPUs and GPUs).
-    #[arg(long, default_value = "f32")]
-    precision: Precision,
+    #[command(flatten)]
+    precision: PrecisionArgs,
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
 }
 
 pub fn embed(args: EmbedArgs, device: tch::Device) -> Result<()> {
-    let mut encoder = SentenceEncoder::load(&args.model, device)
-        .with_context(|| format!("loading model {}", args.model.display()))?;
+    let mut encoder = load_encoder(&args.model, device, args.precision.precision)?;
     if let Some(max_length) = args.max_length {
         encoder.set_max_seq_length(max_length)?;
     }
     if args.normalize {
         encoder.set_normalize(true);
     }
-    if args.precision == Precision::Bf16
-        && device == tch::Device::Cpu
-        && !lase::runtime::cpu_has_fast_bf16()
-    {
-        tracing::warn!(
-            "this CPU has neither AVX512-BF16 nor AMX: bf16 runs on slow fallback kernels; f32 is faster here"
-        );
-    }
-    encoder.set_precision(args.precision);
     let output = args.output.unwrap_or_else(|| {
         let mut name = args.input.clone().into_os_string();
         name.push(".npy");

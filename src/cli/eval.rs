@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use super::model_load::{PrecisionArgs, load_encoder};
+use anyhow::Result;
 use clap::Args;
-use lase::model::SentenceEncoder;
 
 #[derive(Args)]
 pub struct EvalArgs {
@@ -41,12 +41,13 @@ pub struct EvalArgs {
     /// Do not draw progress bars.
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    precision: PrecisionArgs,
 }
 
 pub fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
     use lase::eval::{BenchmarkData, SuiteInput, registry, run_suites};
-    let encoder = SentenceEncoder::load(&args.model, device)
-        .with_context(|| format!("loading model {}", args.model.display()))?;
+    let encoder = load_encoder(&args.model, device, args.precision.precision)?;
     let options =
         lase::inference::EncodeOptions::for_device(device).with_batch_size(args.batch_size);
     let input = SuiteInput {

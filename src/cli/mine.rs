@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use super::model_load::{PrecisionArgs, load_encoder};
+use anyhow::Result;
 use clap::Args;
-use lase::model::SentenceEncoder;
 
 #[derive(Args)]
 pub struct MineArgs {
@@ -28,6 +28,8 @@ pub struct MineArgs {
     tgt_embeddings: Option<PathBuf>,
     #[command(flatten)]
     scoring: ScoringArgs,
+    #[command(flatten)]
+    precision: PrecisionArgs,
     /// Mine each distinct sentence once (identical lines merged; first line number kept).
     #[arg(long)]
     unify: bool,
@@ -104,10 +106,7 @@ impl ScoringArgs {
 pub fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
     use lase::mine::bitext::{EmbeddingSource, mine_files, write_pairs_tsv};
     let encoder = match &args.model {
-        Some(dir) => Some(
-            SentenceEncoder::load(dir, device)
-                .with_context(|| format!("loading model {}", dir.display()))?,
-        ),
+        Some(dir) => Some(load_encoder(dir, device, args.precision.precision)?),
         None => None,
     };
     let source = match (&encoder, args.src_embeddings, args.tgt_embeddings) {

@@ -5,6 +5,7 @@ pub mod check_leakage;
 pub mod embed;
 pub mod eval;
 pub mod mine;
+pub mod model_load;
 pub mod model_tools;
 pub mod serve;
 pub mod shard;

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
+use super::model_load::{PrecisionArgs, load_encoder};
 use anyhow::{Context, Result};
 use clap::Args;
-use lase::model::SentenceEncoder;
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -56,6 +56,8 @@ pub struct ServeArgs {
     /// forward passes to keep every worker busy; on GPU the device's default).
     #[arg(long)]
     forward_batch_tokens: Option<usize>,
+    #[command(flatten)]
+    precision: PrecisionArgs,
 }
 
 /// Padded tokens per forward pass in `lase serve` on CPU (docs/benchmarks.md: 0.74x of
@@ -63,8 +65,7 @@ pub struct ServeArgs {
 const SERVE_CPU_FORWARD_TOKENS: usize = 256;
 
 pub fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
-    let encoder = SentenceEncoder::load(&args.model, device)
-        .with_context(|| format!("loading model {}", args.model.display()))?;
+    let encoder = load_encoder(&args.model, device, args.precision.precision)?;
     for (flag, value) in [
         (
             "--header-timeout-seconds",

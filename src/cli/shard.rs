@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use super::model_load::{PrecisionArgs, load_encoder};
+use anyhow::Result;
 use clap::{Args, Subcommand};
-use lase::model::SentenceEncoder;
 use lase::shard::{Direction, StepOutcome, Store};
 
 #[derive(Subcommand)]
@@ -51,6 +51,8 @@ pub struct EmbedArgs {
     batch_size: usize,
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    precision: PrecisionArgs,
 }
 
 #[derive(Args)]
@@ -121,8 +123,7 @@ pub fn run(command: ShardCommand, device: tch::Device) -> Result<()> {
         ShardCommand::Embed(a) => {
             let store = Store::open(&a.store)?;
             store.range(a.shard)?;
-            let encoder = SentenceEncoder::load(&a.model, device)
-                .with_context(|| format!("loading model {}", a.model.display()))?;
+            let encoder = load_encoder(&a.model, device, a.precision.precision)?;
             let options =
                 lase::inference::EncodeOptions::for_device(device).with_batch_size(a.batch_size);
             let outcome =

@@ -24,9 +24,9 @@
 use tch::{Kind, Tensor, nn};
 
 use super::config::{Activation, EncoderConfig};
-use super::param_init::{
-    add_and_norm, apply_linear, embedding, layer_norm, linear, linear_no_bias,
-};
+use super::linear::Linear;
+use super::param_init::{embedding, layer_norm, linear, linear_no_bias};
+use crate::error::Result;
 
 /// HF `BertEmbeddings` (`embeddings.*`): token (optionally factorised V x B then B x H),
 /// absolute position and token type embeddings, summed, then LayerNorm and dropout.
@@ -121,9 +121,9 @@ impl BertEmbeddings {
 /// through libtorch's fused kernel (Vaswani et al. 2017).
 #[derive(Debug)]
 pub struct BertSelfAttention {
-    query: nn::Linear,
-    key: nn::Linear,
-    value: nn::Linear,
+    query: Linear,
+    key: Linear,
+    value: Linear,
     num_heads: i64,
     head_dim: i64,
     dropout: f64,
@@ -134,9 +134,9 @@ impl BertSelfAttention {
         let h = c.hidden_size as i64;
         let std = c.initializer_range;
         Self {
-            query: linear(&p / "query", h, h, std),
-            key: linear(&p / "key", h, h, std),
-            value: linear(&p / "value", h, h, std),
+            query: Linear::new(linear(&p / "query", h, h, std)),
+            key: Linear::new(linear(&p / "key", h, h, std)),
+            value: Linear::new(linear(&p / "value", h, h, std)),
             num_heads: c.num_attention_heads as i64,
             head_dim: c.head_dim() as i64,
             dropout: c.attention_probs_dropout_prob,
@@ -158,9 +158,9 @@ impl BertSelfAttention {
             x.view([b, s, self.num_heads, self.head_dim])
                 .transpose(1, 2)
         };
-        let q = heads(apply_linear(&self.query, hidden, autocast));
-        let k = heads(apply_linear(&self.key, hidden, autocast));
-        let v = heads(apply_linear(&self.value, hidden, autocast));
+        let q = heads(self.query.forward(hidden, autocast));
+        let k = heads(self.key.forward(hidden, autocast));
+        let v = heads(self.value.forward(hidden, autocast));
         let dropout = if train { self.dropout } else { 0.0 };
         let context = Tensor::scaled_dot_product_attention(
             &q,
@@ -174,6 +174,12 @@ impl BertSelfAttention {
         );
         context.transpose(1, 2).reshape([b, s, h])
     }
+
+    fn set_int8(&mut self, on: bool) -> Result<()> {
+        self.query.set_int8(on)?;
+        self.key.set_int8(on)?;
+        self.value.set_int8(on)
+    }
 }
 
 /// HF `BertSelfOutput` (`attention.output.*`) and `BertOutput` (`output.*`) share one
@@ -181,7 +187,7 @@ impl BertSelfAttention {
 /// sum and the norm in the residual's.
 #[derive(Debug)]
 pub struct BertResidualOutput {
-    dense: nn::Linear,
+    dense: Linear,
     layer_norm: nn::LayerNorm,
     dropout: f64,
 }
@@ -197,7 +203,7 @@ impl BertResidualOutput {
     pub fn new(p: nn::Path, in_dim: i64, c: &EncoderConfig) -> Self {
         let h = c.hidden_size as i64;
         Self {
-            dense: linear(&p / "dense", in_dim, h, c.initializer_range),
+            dense: Linear::new(linear(&p / "dense", in_dim, h, c.initializer_range)),
             layer_norm: layer_norm(&p / "LayerNorm", h, c.layer_norm_eps),
             dropout: c.hidden_dropout_prob,
         }
@@ -210,14 +216,12 @@ impl BertResidualOutput {
         train: bool,
         autocast: Option<Kind>,
     ) -> Tensor {
-        add_and_norm(
-            &self.dense,
-            &self.layer_norm,
-            x,
-            residual,
-            (self.dropout, train),
-            autocast,
-        )
+        let out = self.dense.forward(x, autocast).dropout(self.dropout, train);
+        (out.to_kind(residual.kind()) + residual).apply(&self.layer_norm)
+    }
+
+    fn set_int8(&mut self, on: bool) -> Result<()> {
+        self.dense.set_int8(on)
     }
 }
 
@@ -246,12 +250,17 @@ impl BertAttention {
         let context = self.self_attention.forward_t(hidden, mask, train, autocast);
         self.output.forward_t(&context, hidden, train, autocast)
     }
+
+    fn set_int8(&mut self, on: bool) -> Result<()> {
+        self.self_attention.set_int8(on)?;
+        self.output.set_int8(on)
+    }
 }
 
 /// HF `BertIntermediate` (`intermediate.*`): act(x W₁ᵀ + b₁), H -> FFN width.
 #[derive(Debug)]
 pub struct BertIntermediate {
-    dense: nn::Linear,
+    dense: Linear,
     activation: Activation,
 }
 
@@ -259,14 +268,17 @@ impl BertIntermediate {
     pub fn new(p: nn::Path, c: &EncoderConfig) -> Self {
         let (h, ff) = (c.hidden_size as i64, c.intermediate_size as i64);
         Self {
-            dense: linear(&p / "dense", h, ff, c.initializer_range),
+            dense: Linear::new(linear(&p / "dense", h, ff, c.initializer_range)),
             activation: c.hidden_act,
         }
     }
 
     pub fn forward(&self, x: &Tensor, autocast: Option<Kind>) -> Tensor {
-        self.activation
-            .apply(&apply_linear(&self.dense, x, autocast))
+        self.activation.apply(&self.dense.forward(x, autocast))
+    }
+
+    fn set_int8(&mut self, on: bool) -> Result<()> {
+        self.dense.set_int8(on)
     }
 }
 
@@ -299,6 +311,12 @@ impl BertLayer {
         let attended = self.attention.forward_t(hidden, mask, train, autocast);
         let ff = self.intermediate.forward(&attended, autocast);
         self.output.forward_t(&ff, &attended, train, autocast)
+    }
+
+    fn set_int8(&mut self, on: bool) -> Result<()> {
+        self.attention.set_int8(on)?;
+        self.intermediate.set_int8(on)?;
+        self.output.set_int8(on)
     }
 }
 
@@ -336,6 +354,12 @@ impl BertEncoder {
         }
         hidden
     }
+
+    fn set_int8(&mut self, on: bool) -> Result<()> {
+        self.unit
+            .iter_mut()
+            .try_for_each(|layer| layer.set_int8(on))
+    }
 }
 
 /// HF `BertModel` without the pooler (sentence-transformers pools itself): embeddings,
@@ -366,6 +390,13 @@ impl BertModel {
 
     pub fn autocast(&self) -> Option<Kind> {
         self.autocast
+    }
+
+    /// Runs every layer's linear products in int8 (`true`: packs the current float
+    /// weights; CPU only, inference only) or in float again (`false`). The embeddings,
+    /// attention scores, layer norms and everything after the layers stay float32.
+    pub fn set_int8(&mut self, on: bool) -> Result<()> {
+        self.encoder.set_int8(on)
     }
 
     /// Boolean key mask [B, 1, 1, S] from a 0/1 attention mask [B, S].

@@ -1,9 +1,12 @@
 //! The encoder: a BERT-family transformer (embeddings -> layers) with sentence-level
 //! pooling and heads, loaded from and saved to the HF / sentence-transformers layout.
 
+pub mod auto_precision;
 pub mod bert;
 pub mod config;
 pub mod dense;
+pub mod int8;
+pub mod linear;
 pub mod param_init;
 pub mod pooling;
 pub mod sentence_encoder;

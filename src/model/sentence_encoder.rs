@@ -31,6 +31,11 @@ pub enum Precision {
     /// bfloat16 weights and activations (fast on CPUs with AMX / AVX-512-BF16 and on
     /// GPUs); pooling and normalisation stay float32.
     Bf16,
+    /// Dynamic int8 linear layers (src/model/int8.rs): the transformer layers' weights
+    /// packed int8 per output channel, activations quantised per call, products in int8
+    /// (libtorch's FBGEMM kernels); embeddings, attention scores, layer norms, pooling
+    /// and normalisation stay float32. CPU only, inference only.
+    Int8,
 }
 
 impl std::str::FromStr for Precision {
@@ -39,7 +44,8 @@ impl std::str::FromStr for Precision {
         match s {
             "f32" | "fp32" | "float32" => Ok(Self::F32),
             "bf16" | "bfloat16" => Ok(Self::Bf16),
-            other => Err(format!("unknown precision {other:?} (f32, bf16)")),
+            "int8" | "i8" => Ok(Self::Int8),
+            other => Err(format!("unknown precision {other:?} (f32, bf16, int8)")),
         }
     }
 }
@@ -457,12 +463,22 @@ impl SentenceEncoder {
         self.tokenizer.set_max_length(max_length)
     }
 
-    pub fn set_precision(&mut self, precision: Precision) {
+    /// Converts the weights for inference in `precision` (int8: packs the transformer
+    /// layers' linear weights, on the CPU only).
+    pub fn set_precision(&mut self, precision: Precision) -> Result<()> {
+        if precision == Precision::Int8 && self.device() != Device::Cpu {
+            return Err(LaseError::InvalidArgument(format!(
+                "int8 runs on the CPU only (the model is on {:?}): use f32 or bf16 there",
+                self.device()
+            )));
+        }
         match precision {
-            Precision::F32 => self.vs.float(),
+            Precision::F32 | Precision::Int8 => self.vs.float(),
             Precision::Bf16 => self.vs.bfloat16(),
         }
+        self.transformer.set_int8(precision == Precision::Int8)?;
         self.precision = precision;
+        Ok(())
     }
 
     /// Mixed precision for training, as torch.autocast does it: with [`Precision::Bf16`]
@@ -470,11 +486,18 @@ impl SentenceEncoder {
     /// optimizer updates float32 parameters), residual sums, layer norms, pooling and the
     /// loss stay float32. [`Precision::F32`] turns it off. Unlike [`Self::set_precision`]
     /// nothing is converted: saving writes the float32 weights.
-    pub fn set_mixed_precision(&mut self, precision: Precision) {
+    /// Int8 has no gradients, so it is refused here.
+    pub fn set_mixed_precision(&mut self, precision: Precision) -> Result<()> {
         self.transformer.set_autocast(match precision {
             Precision::F32 => None,
             Precision::Bf16 => Some(tch::Kind::BFloat16),
+            Precision::Int8 => {
+                return Err(LaseError::InvalidArgument(
+                    "int8 is an inference precision: train in f32 or bf16".into(),
+                ));
+            }
         });
+        Ok(())
     }
 
     /// The kind of the transformer's matrix products under mixed precision (None: off).

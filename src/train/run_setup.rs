@@ -54,7 +54,7 @@ pub(super) fn training_encoder(
         .as_ref()
         .is_some_and(|d| d.normalize_student);
     encoder.set_normalize(normalize_in_training);
-    encoder.set_mixed_precision(options.precision);
+    encoder.set_mixed_precision(options.precision)?;
     if options.precision != Precision::F32 {
         tracing::info!(
             "mixed precision: {:?} matrix products, float32 weights",

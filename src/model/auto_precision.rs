@@ -1,0 +1,106 @@
+//! `--precision auto`: the fastest precision this machine runs well that keeps the
+//! model's vectors within an accuracy budget of float32, checked on the model itself.
+//!
+//! The candidate comes from the hardware: on a CPU with AVX512-BF16 or AMX, bf16 (native
+//! bfloat16 products); on another x86-64 CPU with AVX2, int8 (FBGEMM's dynamic int8
+//! linear layers); on a GPU, or a CPU with neither, float32. The candidate is then checked
+//! on this model: 32 sentences in 16 languages (probe_sentences.txt, written for this
+//! check, in no test set) are encoded in float32 and in the candidate, and the candidate
+//! is kept only if the worst cosine between the two is at least
+//! [`AutoPrecisionBudget::min_cosine`]. Otherwise float32 runs, and the reason says so.
+
+use tch::Device;
+
+use super::sentence_encoder::{Precision, SentenceEncoder, l2_normalize};
+use crate::error::Result;
+
+/// The check's sentences (one per line).
+pub const PROBE_SENTENCES: &str = include_str!("probe_sentences.txt");
+
+/// How far from float32 the automatic choice may go.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AutoPrecisionBudget {
+    /// Lowest worst-case cosine, over the probe sentences, between the candidate's
+    /// vectors and float32's. 0.95: all-MiniLM-L6-v2 and lase-base in int8 on an AVX2
+    /// CPU stay above it (docs/benchmarks.md), with FLORES and Tatoeba P@1 within 0.5 of
+    /// float32.
+    pub min_cosine: f64,
+}
+
+impl Default for AutoPrecisionBudget {
+    fn default() -> Self {
+        Self { min_cosine: 0.95 }
+    }
+}
+
+/// What `auto` picked and why, for the log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutoPrecision {
+    pub precision: Precision,
+    pub reason: String,
+}
+
+/// The precision this machine's hardware favours for `device`, before any accuracy check.
+pub fn hardware_candidate(device: Device) -> (Precision, &'static str) {
+    if device != Device::Cpu {
+        return (
+            Precision::F32,
+            "GPU: float32 (bf16 is not checked as a default there yet)",
+        );
+    }
+    if crate::runtime::cpu_has_fast_bf16() {
+        return (Precision::Bf16, "the CPU has AVX512-BF16 or AMX");
+    }
+    if cfg!(target_arch = "x86_64") && std::arch::is_x86_feature_detected!("avx2") {
+        return (
+            Precision::Int8,
+            "the CPU has AVX2 but neither AVX512-BF16 nor AMX",
+        );
+    }
+    (Precision::F32, "the CPU has neither AVX2 nor native bf16")
+}
+
+/// Sets `encoder` (float32, as loaded) to the automatic precision and says why.
+pub fn set_auto_precision(
+    encoder: &mut SentenceEncoder,
+    budget: AutoPrecisionBudget,
+) -> Result<AutoPrecision> {
+    let (candidate, why) = hardware_candidate(encoder.device());
+    encoder.set_precision(Precision::F32)?;
+    if candidate == Precision::F32 {
+        return Ok(AutoPrecision {
+            precision: Precision::F32,
+            reason: why.to_string(),
+        });
+    }
+    let sentences: Vec<&str> = PROBE_SENTENCES.lines().filter(|l| !l.is_empty()).collect();
+    let _guard = tch::no_grad_guard();
+    let float = encoder.encode(&sentences, sentences.len())?;
+    encoder.set_precision(candidate)?;
+    let other = encoder.encode(&sentences, sentences.len())?;
+    let cosines = (l2_normalize(&float.to_kind(tch::Kind::Float))
+        * l2_normalize(&other.to_kind(tch::Kind::Float)))
+    .sum_dim_intlist(1, false, tch::Kind::Float);
+    let worst = f64::try_from(cosines.min())?;
+    let name = format!("{candidate:?}").to_lowercase();
+    if worst >= budget.min_cosine {
+        Ok(AutoPrecision {
+            precision: candidate,
+            reason: format!(
+                "{why}; {name} vs float32 on {} probe sentences: worst cosine {worst:.4} >= {}",
+                sentences.len(),
+                budget.min_cosine
+            ),
+        })
+    } else {
+        encoder.set_precision(Precision::F32)?;
+        Ok(AutoPrecision {
+            precision: Precision::F32,
+            reason: format!(
+                "{why}, but {name} vs float32 on {} probe sentences has worst cosine {worst:.4} < {}: float32",
+                sentences.len(),
+                budget.min_cosine
+            ),
+        })
+    }
+}
