@@ -51,6 +51,10 @@ model = SentenceTransformer(sys.argv[1], device=sys.argv[6])
 # The model's own weights may be stored in float16 (lase export --dtype f16): run the
 # precision asked for, not the file's.
 model = model.to(torch.bfloat16 if sys.argv[7] == "bf16" else torch.float32)
+if sys.argv[7] == "int8":
+    # PyTorch's own dynamic int8 (the FBGEMM kernels lase's int8 calls), its defaults:
+    # per-tensor int8 weights, 7-bit activations (reduce_range on x86).
+    model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 sents = open(sys.argv[2], encoding="utf-8").read().split("\n")[:-1]
 model.encode(sents[:64], batch_size=int(sys.argv[3]))  # warm-up
 best = None
@@ -244,6 +248,7 @@ def main():
 
     for b in (16, 32, 128):
         st(b)
+    st(32, "int8")
     peers = []
     if not args.no_peers:
         peer_dir = tmp / "peer-model"
@@ -281,7 +286,8 @@ def main():
     else:
         print("bf16 not benchmarked: this CPU has neither AVX512-BF16 nor AMX (libtorch falls back to slow kernels)")
 
-    st_best = max(r["sent_per_s"] for r in results if r["engine"].startswith("sentence-transformers ("))
+    st_best = max(r["sent_per_s"] for r in results
+                  if r["engine"].startswith("sentence-transformers (") and r["precision"] == "f32")
     ref = np.load(tmp / "st.npy")
     tokens = next(r["tokens"] for r in results if "tokens" in r)
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
@@ -294,16 +300,19 @@ def main():
     print(f"fastest Python peer: {python_best['engine']} {python_best['precision']}, batch {python_best['batch']}, "
           f"{python_best['sent_per_s']:.1f} sentences/s; lase's fastest ({lase_best['engine']} {lase_best['precision']}, "
           f"batch {lase_best['batch']}) {lase_best['sent_per_s']:.1f} = {lase_best['sent_per_s'] / python_best['sent_per_s']:.2f}x")
-    onnx_int8 = [r for r in results if "int8" in r["engine"] and r["engine"].startswith("sentence-transformers")]
+    python_int8 = [r for r in results if r["precision"] == "int8" and r["engine"].startswith("sentence-transformers")]
     lase_int8 = [r for r in results if r["engine"] == "lase" and r["precision"] == "int8"]
-    if onnx_int8 and lase_int8:
-        best_onnx_int8 = max(onnx_int8, key=lambda r: r["sent_per_s"])
-        print(f"lase int8 {lase_int8[0]['sent_per_s']:.1f} sentences/s = {lase_int8[0]['sent_per_s'] / best_onnx_int8['sent_per_s']:.2f}x "
-              f"ONNX Runtime int8 at its best batch ({best_onnx_int8['batch']}, {best_onnx_int8['sent_per_s']:.1f})")
+    if python_int8 and lase_int8:
+        best_int8_peer = max(python_int8, key=lambda r: r["sent_per_s"])
+        print(f"lase int8 {lase_int8[0]['sent_per_s']:.1f} sentences/s = {lase_int8[0]['sent_per_s'] / best_int8_peer['sent_per_s']:.2f}x "
+              f"the fastest Python int8 peer ({best_int8_peer['engine']}, batch {best_int8_peer['batch']}, {best_int8_peer['sent_per_s']:.1f})")
     for precision in ("f32", "int8", "bf16") if fast_bf16 else ("f32", "int8"):
         v = np.load(tmp / f"lase-{precision}.npy")
         cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
         print(f"lase {precision} vs sentence-transformers: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
+    v = np.load(tmp / "st-int8.npy")
+    cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
+    print(f"sentence-transformers (PyTorch dynamic int8) vs sentence-transformers f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
     seen = set()
     for r in results:
         if "vectors" in r and r["vectors"] not in seen:

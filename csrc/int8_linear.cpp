@@ -28,14 +28,18 @@ c10::OperatorHandle op(const char* name) {
 
 extern "C" {
 
-// Quantises a float [out, in] weight to int8, symmetric per output channel
-// (scale = max |w_row| / 127, zero point 0), and packs it with its optional float bias
-// for the CPU's quantized engine. Returns an owned handle, or null with `err` set.
+// Quantises a float [out, in] weight to int8 storage, symmetric per output channel with
+// 7-bit values (scale = max |w_row| / 63, zero point 0, so |q| <= 63), and packs it with
+// its optional float bias for the CPU's quantized engine. Why 63 and not 127: x86's int8
+// kernels (AVX2 / AVX-512 vpmaddubsw) add two u8 x s8 products into a saturating int16;
+// with 8-bit inputs (up to 255) and 7-bit weights the pair is at most 2 x 255 x 63 =
+// 32130 < 32767, so no sum can saturate on any CPU. Returns an owned handle, or null with
+// `err` set.
 void* lase_int8_linear_pack(const at::Tensor* weight, const at::Tensor* bias, char* err,
                             size_t err_len) {
   try {
     at::Tensor w = weight->to(at::kFloat).contiguous();
-    at::Tensor scales = w.abs().amax({1}).clamp_min(1e-12).div(127.0).to(at::kDouble);
+    at::Tensor scales = w.abs().amax({1}).clamp_min(1e-12).div(63.0).to(at::kDouble);
     at::Tensor zero_points = at::zeros({w.size(0)}, at::kLong);
     at::Tensor qw = at::quantize_per_channel(w, scales, zero_points, 0, at::kQInt8);
     torch::jit::Stack stack;
@@ -56,12 +60,13 @@ void* lase_int8_linear_pack(const at::Tensor* weight, const at::Tensor* bias, ch
 
 // x W^T + b for a float input [..., in]: the input is quantised to uint8 per call from
 // its own range (all 8 bits: reduce_range = false), multiplied in int8 with int32 sums,
-// and returned as float [..., out]. PyTorch's dynamic Linear passes reduce_range = true
-// on x86 (7-bit inputs, so that AVX2's u8 x s8 pair sums cannot saturate int16); on
-// all-MiniLM-L6-v2 that costs more than the rare saturation does (400 FLORES sentences,
-// cosine to float32: worst 0.929 / mean 0.977 with 7 bits, 0.981 / 0.992 with 8, on an
-// AVX2-only CPU where the saturating kernel runs). Returns an owned tensor, or null with
-// `err` set.
+// and returned as float [..., out]. PyTorch's dynamic Linear instead keeps 8-bit weights
+// and passes reduce_range = true on x86 (7-bit inputs) to avoid the same saturation; the
+// activations carry the outliers, so their bit is worth more: all-MiniLM-L6-v2 on 400
+// FLORES sentences, cosine to float32 (AVX2-only EPYC): 7-bit inputs / 8-bit weights
+// worst 0.929 mean 0.977; 8-bit inputs / 7-bit weights worst 0.984 mean 0.992 (both
+// 8-bit: 0.981 / 0.992 there, but 11% relative error on Gaussian inputs, whose pair sums
+// do saturate). Returns an owned tensor, or null with `err` set.
 at::Tensor* lase_int8_linear_forward(const at::Tensor* input, const void* packed,
                                      char* err, size_t err_len) {
   try {

@@ -63,6 +63,14 @@ TABLES = {
     "LEALLA losses (thin-deep 8 x 128 student from scratch, MiniLM teacher)": [
         ("AMS", "lealla-ams"), ("FD", "lealla-fd"), ("LD", "lealla-ld"),
         ("AMS + FD", "lealla-ams-fd"), ("AMS + LD", "lealla-ams-ld"), ("AMS + FD + LD (LEALLA)", "lealla-ams-fd-ld")],
+    "LEALLA losses, the other readings (issue 15 items 7-8; same student and budget)": [
+        ("FD, beta 2.6 (table above)", "lealla-fd"), ("FD, beta 1e3 (Eq. 3 as written)", "lealla-fd-beta-1e3"),
+        ("AMS + FD, beta 2.6 (table above)", "lealla-ams-fd"),
+        ("AMS + FD, beta 1.3 (mean over 768 dimensions)", "lealla-ams-fd-beta-1.3"),
+        ("AMS + FD, beta 1e3 (Eq. 3 as written)", "lealla-ams-fd-beta-1e3"),
+        ("AMS + LD, T = 100 (table above)", "lealla-ams-ld"),
+        ("AMS + LD, T = 10 (phi = AMS-scaled logits, s = 10)", "lealla-ams-ld-t10"),
+        ("AMS + LD, T = 1", "lealla-ams-ld-t1")],
     "Shape at equal encoder parameters (AMS only)": [
         ("thin-deep 8 x 128 (128-d)", "lealla-ams"), ("wide-shallow 2 x 256 (256-d)", "shape-wide-shallow"),
         ("thin-shallow 2 x 128 (128-d)", "shape-thin-shallow")],

@@ -6,7 +6,7 @@
 # (hard-linked), so run scripts/ems_experiments.sh and the lase-small recipe first.
 # Runs resume if killed (run the script again). Usage: scripts/distill_ablations.sh [TABLE...]
 # with TABLE among lealla, lealla-readings, shape, soft, soft-multilingual (default: all).
-# lealla-readings (issue 15 items 7-8): FD at beta = 1e3 and 1.3, AMS + LD at T = 10 and T = 1.
+# lealla-readings (issue 15 items 7-8): FD at beta = 1e3, AMS + FD at 1.3 and 1e3, AMS + LD at T = 10 and T = 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LASE=${LASE:-./target/release/lase}
@@ -42,7 +42,7 @@ tables=("$@")
 for table in "${tables[@]}"; do
   case $table in
     lealla) for v in ams fd ld ams-fd ams-ld ams-fd-ld; do row lealla "$v"; done ;;
-    lealla-readings) for v in fd-beta-1e3 fd-beta-1.3 ams-ld-t10 ams-ld-t1; do row lealla "$v"; done ;;
+    lealla-readings) for v in fd-beta-1e3 ams-fd-beta-1.3 ams-ld-t10 ams-fd-beta-1e3 ams-ld-t1; do row lealla "$v"; done ;;
     shape) for v in wide-shallow thin-shallow; do row shape "$v"; done ;;  # thin-deep = lealla/ams
     soft) for v in hard-contrastive mse priority priority-tcm; do row soft "$v"; done ;;
     soft-multilingual)
