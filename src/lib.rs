@@ -19,6 +19,7 @@ pub mod rng;
 pub mod runtime;
 pub mod serve;
 pub mod shard;
+pub mod shrink;
 pub mod tokenizer;
 pub mod train;
 

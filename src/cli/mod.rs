@@ -65,6 +65,9 @@ pub enum Command {
     /// Reduce a model's output dimension with a PCA projection fitted on sample
     /// sentences, appended as a dense layer (the encoder is unchanged).
     ReduceDim(model_tools::ReduceDimArgs),
+    /// Copy a BERT-family model folder keeping some of its layers, feed-forward neurons
+    /// and vocabulary pieces: the starting point of a thin student.
+    Shrink(model_tools::ShrinkArgs),
     /// Check that a recipe's training data shares no sentence with the test sets
     /// `lase eval` uses; exits with an error listing the first leaks.
     CheckLeakage(check_leakage::CheckLeakageArgs),
@@ -98,5 +101,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::CheckLeakage(args) => check_leakage::check_leakage(args),
         Command::Export(args) => model_tools::export(args),
         Command::ReduceDim(args) => model_tools::reduce_dim(args, device),
+        Command::Shrink(args) => model_tools::shrink(args),
     }
 }

@@ -30,6 +30,30 @@ pub struct ReduceDimArgs {
 }
 
 #[derive(Args)]
+pub struct ShrinkArgs {
+    /// Model folder to read (BERT family, transformer at the folder's root).
+    #[arg(long)]
+    model: PathBuf,
+    /// Folder to write.
+    #[arg(long)]
+    output: PathBuf,
+    /// Layers to keep, comma-separated increasing indices (e.g. 0,2,4); default all.
+    #[arg(long, value_delimiter = ',')]
+    layers: Option<Vec<usize>>,
+    /// Feed-forward neurons to keep per layer (the strongest by weight norms); default all.
+    #[arg(long)]
+    intermediate_size: Option<usize>,
+    /// Prune the WordPiece vocabulary to at most this many pieces: special and
+    /// single-character pieces always, then the pieces --vocab-sample uses, most frequent
+    /// first (pieces it never uses are dropped even when there is room).
+    #[arg(long, requires = "vocab_sample")]
+    vocab_size: Option<usize>,
+    /// Sentences whose tokenisation chooses the pieces, one per line (plain or .gz).
+    #[arg(long, requires = "vocab_size")]
+    vocab_sample: Option<PathBuf>,
+}
+
+#[derive(Args)]
 pub struct ExportArgs {
     /// Model folder to read.
     #[arg(long)]
@@ -61,6 +85,40 @@ pub fn reduce_dim(args: ReduceDimArgs, device: tch::Device) -> Result<()> {
         sentences.len(),
         100.0 * kept
     );
+    Ok(())
+}
+
+pub fn shrink(args: ShrinkArgs) -> Result<()> {
+    let vocabulary = match (args.vocab_size, &args.vocab_sample) {
+        (Some(size), Some(sample)) => Some((size, lase::io::text::read_lines(sample)?)),
+        _ => None,
+    };
+    let options = lase::shrink::ShrinkOptions {
+        layers: args.layers,
+        intermediate_size: args.intermediate_size,
+        vocabulary,
+    };
+    let report = lase::shrink::shrink_model(&args.model, &options, &args.output)
+        .with_context(|| format!("shrinking {}", args.model.display()))?;
+    println!(
+        "wrote {}: layers {:?} of the model's, feed-forward width {}, {:.1}M -> {:.1}M parameters",
+        args.output.display(),
+        report.layers,
+        report.intermediate_size,
+        report.parameters_before as f64 / 1e6,
+        report.parameters_after as f64 / 1e6
+    );
+    if let Some(v) = &report.vocabulary {
+        println!(
+            "vocabulary {} -> {} pieces ({} always kept); the {} sample sentences used {} pieces, {:.2}% of their tokens kept their piece",
+            v.old_vocab_size,
+            v.new_vocab_size,
+            v.always_kept,
+            v.sample_sentences,
+            v.pieces_used_by_sample,
+            100.0 * v.sample_token_coverage
+        );
+    }
     Ok(())
 }
 

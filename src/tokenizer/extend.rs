@@ -107,7 +107,9 @@ pub fn extend_vocabulary(
 /// A WordPiece `tokenizer.json`: its JSON (to edit), the tokenizer without padding or
 /// truncation (a padded spelling would average [PAD] rows into a new row), and the
 /// continuing-subword prefix.
-fn read_wordpiece(tokenizer_path: &Path) -> Result<(serde_json::Value, Tokenizer, String)> {
+pub(crate) fn read_wordpiece(
+    tokenizer_path: &Path,
+) -> Result<(serde_json::Value, Tokenizer, String)> {
     let json_text =
         std::fs::read_to_string(tokenizer_path).map_err(|e| LaseError::io(tokenizer_path, e))?;
     let json: serde_json::Value = serde_json::from_str(&json_text)
@@ -235,7 +237,7 @@ fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
     crate::io::atomic::write_atomic(path, text.as_bytes())
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     std::fs::create_dir_all(to).map_err(|e| LaseError::io(to, e))?;
     for entry in std::fs::read_dir(from).map_err(|e| LaseError::io(from, e))? {
         let entry = entry.map_err(|e| LaseError::io(from, e))?;

@@ -6,6 +6,7 @@
 //! sentence to 128 tokens and truncate at the wrong length.
 
 pub mod extend;
+pub mod prune;
 pub mod training;
 
 use std::path::Path;
