@@ -45,7 +45,8 @@
 #       at most SECONDS (checkpointed; resumes the bundled checkpoint; LASE_GPU_SETS=
 #       "KEY=VALUE ..." adds --set options), then cuts the checkpoint (weights, as f16
 #       unless LASE_GPU_SHIP_DTYPE=f32; step; sampler position; not the AdamW moments,
-#       twice the weights' size) into <= 15 MiB pieces and puts the first 4 of them and
+#       twice the weights' size) and the best-dev model (best-model/, same dtype) into
+#       <= 15 MiB pieces and puts the first 4 of them and
 #       run.log in $OUT.
 #   scripts/gpu_train.sh fetch NAME
 #       On the device, the next call: puts the remaining pieces in $OUT.
@@ -57,7 +58,8 @@
 #       nothing in between (git status shows them deleted).
 #   scripts/gpu_train.sh unpack NAME DIR [DIR ...]
 #       Here: reassembles the pieces found in the DIRs (the calls' files_at), checks
-#       their checksums, and installs the checkpoint as runs/NAME/checkpoint (atomically),
+#       their checksums, and installs the checkpoint as runs/NAME/checkpoint (atomically)
+#       and the call's best-dev model as runs/NAME/best-model where its dev P@1 beats the one there,
 #       so the next `pack` resumes it, and `lase export` / `lase eval` can read
 #       runs/NAME/checkpoint/encoder.
 #
@@ -347,6 +349,12 @@ device_run() {
     mv "$ship/checkpoint/encoder.f16" "$ship/checkpoint/encoder"
   fi
   touch "$ship/checkpoint/TRANSFERRED"
+  # The model at the best dev P@1 of this call (the trainer's best-model/), in the same dtype.
+  if [[ -f $run/best-model/dev.json ]]; then
+    LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$dir/bundle/lase" export \
+      --model "$run/best-model" --output "$ship/best-model" --dtype "${LASE_GPU_SHIP_DTYPE:-f16}" >/dev/null
+    cp "$run/best-model/dev.json" "$ship/best-model/"
+  fi
   for f in config.toml metrics.jsonl; do [[ -f $run/$f ]] && cp "$run/$f" "$ship/"; done
   tar -C "$dir/ship" -cf - "$name" | gzip -1 | split -b "${PIECE_MB}M" -d -a 2 - "$dir/return/piece-"
   (cd "$dir/return" && sha256sum piece-* >pieces.sha256)
@@ -391,7 +399,29 @@ unpack() {
   [[ -d runs/$name/checkpoint ]] && mv "runs/$name/checkpoint" "runs/$name/checkpoint.old"
   mv "runs/$name/checkpoint.incoming" "runs/$name/checkpoint"
   rm -rf "runs/$name/checkpoint.old"
+  install_best_model "$name" "$work/x/$name/best-model"
   log "runs/$name/checkpoint at step $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step"])' "runs/$name/checkpoint/state.json")"
+}
+
+# The best-dev model that came back replaces runs/NAME/best-model only where its dev P@1 is
+# higher (a device call that resumed a checkpoint knows nothing of an earlier call's best).
+install_best_model() {
+  local name=$1 incoming=$2 here=runs/$1/best-model
+  [[ -f $incoming/dev.json ]] || return 0
+  local p_in p_here=-1
+  p_in=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dev_p_at_1"])' "$incoming/dev.json")
+  [[ -f $here/dev.json ]] &&
+    p_here=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dev_p_at_1"])' "$here/dev.json")
+  if python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' "$p_in" "$p_here"; then
+    rm -rf "$here.incoming" "$here.old"
+    mv "$incoming" "$here.incoming"
+    [[ -d $here ]] && mv "$here" "$here.old"
+    mv "$here.incoming" "$here"
+    rm -rf "$here.old"
+    log "runs/$name/best-model: dev P@1 $p_in (was $p_here)"
+  else
+    log "runs/$name/best-model kept: dev P@1 $p_here >= $p_in of the call"
+  fi
 }
 
 # slim-tree / restore-tree: tracked files of >= LASE_GPU_SLIM_MB MiB (default 5) leave

@@ -224,7 +224,7 @@ batch_pairs = 16
 
 [run]
 log_every = 1
-eval_every = 100
+eval_every = 1
 checkpoint_every = 2
 "#,
             r = rel.display()
@@ -271,6 +271,13 @@ checkpoint_every = 2
     );
     let log = std::fs::read_to_string(outs.join("run1/run.log")).unwrap();
     assert!(log.contains("dropped 1 training pairs"), "{log}");
+    // The call's best-dev model comes back beside the checkpoint, f16 too.
+    let dev: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("best-model/dev.json")).unwrap())
+            .unwrap();
+    assert_eq!(dev["step"], 1, "{dev}");
+    let best = std::fs::read(run.join("best-model/model.safetensors")).unwrap();
+    assert!(String::from_utf8_lossy(&best[..4096.min(best.len())]).contains("\"F16\""));
 
     // The weights that came back load and embed.
     let sentences = dir.join("s.txt");
@@ -305,6 +312,14 @@ checkpoint_every = 2
         "{log}"
     );
     assert_eq!(step_of(&state), 2);
+    // The second call's best replaces the first's only where it scored higher.
+    let dev2: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("best-model/dev.json")).unwrap())
+            .unwrap();
+    assert!(
+        dev2["dev_p_at_1"].as_f64().unwrap() >= dev["dev_p_at_1"].as_f64().unwrap(),
+        "{dev2} after {dev}"
+    );
 
     std::fs::remove_dir_all(&run).unwrap();
     std::fs::remove_dir_all(repo().join(format!(".gpu/{name}"))).unwrap();

@@ -230,3 +230,69 @@ fn a_lost_shard_is_redone_and_finished_ones_are_skipped() {
     assert!(err.contains("bwd shard 2"), "{err}");
     assert!(!root.join("partial.tsv").exists());
 }
+
+/// A finished shard is skipped only for the model that made it: a run naming another model
+/// is refused (mixing two models' vectors in one search would mine nonsense silently), and
+/// so is a store whose shards came from two models.
+#[test]
+fn a_store_embedded_with_one_model_refuses_another() {
+    let work = tempfile::tempdir().unwrap();
+    let (a, b) = (work.path().join("model-a"), work.path().join("model-b"));
+    tiny_encoder(tiny_config(), mean_head(16, true), 8)
+        .save(&a)
+        .unwrap();
+    tiny_encoder(tiny_config(), mean_head(16, true), 9)
+        .save(&b)
+        .unwrap();
+    let src = corpus(work.path(), "src.txt", 8192 + 10, 5);
+    let store = work.path().join("store");
+    run(lase()
+        .args(["shard", "init", "--shards", "2", "--input"])
+        .arg(&src)
+        .arg("--store")
+        .arg(&store));
+    let embed = |shard: &str, model: &Path| {
+        lase()
+            .args(["shard", "embed", "--quiet", "--shard", shard, "--model"])
+            .arg(model)
+            .arg("--store")
+            .arg(&store)
+            .output()
+            .unwrap()
+    };
+    assert!(embed("0", &a).status.success());
+    // The same model named by another path is the same model: skipped.
+    let other_path = work.path().join(".").join("model-a");
+    let again = embed("0", &other_path);
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stdout).contains("skipped"));
+    let refused = embed("0", &b);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        err.contains("shard 0 was embedded with") && err.contains("model-b"),
+        "{err}"
+    );
+    // Shard 1 made by the other model: the store as a whole is refused by the search.
+    assert!(embed("1", &b).status.success());
+    let knn = lase()
+        .args([
+            "shard",
+            "knn",
+            "--direction",
+            "fwd",
+            "--shard",
+            "0",
+            "--src",
+        ])
+        .arg(&store)
+        .arg("--tgt")
+        .arg(&store)
+        .arg("--out")
+        .arg(work.path().join("knn"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&knn.stderr);
+    assert!(!knn.status.success());
+    assert!(err.contains("but shard 1 with"), "{err}");
+}

@@ -4,8 +4,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::StepOutcome;
+use super::store::same_model;
 use super::store::{ShardRecord, Store};
-use crate::error::Result;
+use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
 use crate::inference::embed_with_progress;
 use crate::io::atomic::write_atomic;
@@ -23,6 +24,15 @@ pub fn embed_shard(
     progress: bool,
 ) -> Result<StepOutcome> {
     if let Some(done) = store.finished(i)? {
+        if !same_model(&done.model, model_dir) {
+            return Err(LaseError::InvalidArgument(format!(
+                "{}: shard {i} was embedded with {}, and this run names {}: vectors of two \
+                 models cannot be mined together (use the same model, or a new store)",
+                store.dir.display(),
+                done.model.display(),
+                model_dir.display()
+            )));
+        }
         return Ok(StepOutcome::Skipped { rows: done.rows });
     }
     let started = Instant::now();

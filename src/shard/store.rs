@@ -202,9 +202,10 @@ impl Store {
         Ok((ok && record.rows == self.range(i)?.len()).then_some(record))
     }
 
-    /// Every shard's record; an error naming the first shard not embedded yet.
+    /// Every shard's record; an error naming the first shard not embedded yet, or the
+    /// first shard embedded with another model than shard 0.
     pub fn records(&self) -> Result<Vec<ShardRecord>> {
-        (0..self.shards())
+        let records = (0..self.shards())
             .map(|i| {
                 self.finished(i)?.ok_or_else(|| {
                     LaseError::InvalidArgument(format!(
@@ -213,7 +214,19 @@ impl Store {
                     ))
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(i) = records
+            .iter()
+            .position(|r| !same_model(&r.model, &records[0].model))
+        {
+            return Err(LaseError::InvalidArgument(format!(
+                "{}: shard 0 was embedded with {} but shard {i} with {}",
+                self.dir.display(),
+                records[0].model.display(),
+                records[i].model.display()
+            )));
+        }
+        Ok(records)
     }
 
     /// Whether the search must L2-normalise this store's rows: `lase mine`'s rule (any
@@ -295,6 +308,16 @@ impl Store {
             ));
         }
         Ok(out)
+    }
+}
+
+/// Whether two model paths name one folder: equal after resolving links and relative
+/// parts where both exist (Slurm jobs may name it from other working folders), else equal
+/// as written.
+pub fn same_model(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
     }
 }
 
