@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: set up (libtorch, the English teacher), build lase, then
 # mine parallel sentences from the bundled demo (data/demo: 400 English-French TICO-19
-# pairs hidden among 400 + 400 sentences without a translation) with lase's default model
-# and with the English teacher it was distilled from, and print both models' precision
-# and recall against the known pairs side by side.
+# pairs hidden among 400 + 400 sentences without a translation) with lase's default model,
+# its small student lase-mini, and the English teacher lase-base was distilled from, and
+# print the three models' precision and recall against the known pairs side by side.
 #
 # The margin threshold is model-specific (LASER's 1.06 fits LASER's score scale), so it
 # is chosen first for each model on the demo's disjoint calibration split, then applied.
@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo build --release --quiet
 MODEL=${LASE_MODEL:-models/lase-base}
+SMALL=${LASE_SMALL_MODEL:-models/lase-mini}
 TEACHER=models/all-MiniLM-L6-v2
 DEMO=data/demo/tico19-en-fr
 mkdir -p out
@@ -29,7 +30,7 @@ mine_demo() { # MODEL TAG -> prints "precision recall F1 threshold" of the demo
 
 echo "== mining $DEMO.en x $DEMO.fr (ratio margin; each model's threshold calibrated on $DEMO.calibration.*)"
 printf '%-28s %10s %8s %8s %10s\n' model precision recall F1 threshold
-for m in "$MODEL" "$TEACHER"; do
+for m in "$MODEL" "$SMALL" "$TEACHER"; do
   tag=$(basename "$m")
   read -r p r f t < <(mine_demo "$m" "$tag")
   printf '%-28s %10s %8s %8s %10s\n' "$m" "$p" "$r" "$f" "$t"
