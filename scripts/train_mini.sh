@@ -4,6 +4,7 @@
 # is skipped when its output is there: run the same command again after a kill. Extra
 # arguments go to `lase distill` (--threads 1, --stop-after N, --set ...).
 # Usage: scripts/train_mini.sh [lase distill options...]
+# LASE_MINI_PREPARE_ONLY=1 stops before training (for scripts/gpu_train.sh pack).
 # Shape of the cut: LASE_MINI_LAYERS (0,1,3,5) and LASE_MINI_FFN (512) (docs/results.md, "lase-mini").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,4 +26,6 @@ fi
 [ -f "$dir/init/modules.json" ] ||
   $LASE shrink --model "$dir/teacher-pca256" --output "$dir/init" --layers "$layers" \
     --intermediate-size "$ffn" --vocab-size 16000 --vocab-sample "$dir/vocab-sample.txt"
+# LASE_MINI_PREPARE_ONLY=1: stop here (the inputs scripts/gpu_train.sh pack needs).
+[ "${LASE_MINI_PREPARE_ONLY:-0}" = 1 ] && exit 0
 exec $LASE distill --config configs/lase-mini.toml --out "$dir/distill" "$@"
