@@ -1172,6 +1172,19 @@ fn a_damaged_checkpoint_or_model_is_a_clear_error() {
     let err = train(&config, &out, &stop_at(1)).unwrap_err().to_string();
     assert!(err.contains("optimizer.safetensors"), "{err}");
     seen.push(err);
+    // One byte of the weights changed, the size kept: only the checksum can tell.
+    let out = fresh("flipped");
+    let weights = out.join("checkpoint/encoder/model.safetensors");
+    let mut bytes = std::fs::read(&weights).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x10;
+    std::fs::write(&weights, &bytes).unwrap();
+    let err = train(&config, &out, &stop_at(1)).unwrap_err().to_string();
+    assert!(
+        err.contains("model.safetensors") && err.contains("checksum mismatch"),
+        "{err}"
+    );
+    seen.push(err);
     // A finished model folder with truncated weights.
     let out = dir.path().join("done");
     train(&config, &out, &TrainOptions::default()).unwrap();

@@ -32,6 +32,12 @@ pub struct TrainState {
     pub languages: Vec<String>,
     pub pairs_seen: u64,
     pub elapsed_seconds: f64,
+    /// CRC-32 of every other file of the checkpoint (path relative to its folder), checked
+    /// when it is read back: a byte changed after the write (a bad disk, a bad copy) is an
+    /// error naming the file, not weights silently different from the run's. Empty in
+    /// checkpoints written before it existed (then nothing is checked).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, u32>,
 }
 
 const CURRENT: &str = "checkpoint";
@@ -97,17 +103,76 @@ fn write_partial(
     )?;
     let (moments, _) = optimizer.state();
     write_safetensors(&partial.join("optimizer.safetensors"), &moments)?;
-    let mut json = serde_json::to_string_pretty(state).expect("state serialises");
+    let state = TrainState {
+        files: checksums(partial)?,
+        ..state.clone()
+    };
+    let mut json = serde_json::to_string_pretty(&state).expect("state serialises");
     json.push('\n');
     // state.json last: its presence marks the folder complete.
     write_atomic(partial.join("state.json"), json.as_bytes())
 }
 
-/// Reads `state.json` of a checkpoint folder.
+/// Reads `state.json` of a checkpoint folder and checks the other files against the
+/// checksums it lists (except in a checkpoint carried between machines, whose weights
+/// were re-exported on the way: [`TRANSFERRED`]).
 pub fn read_state(dir: &Path) -> Result<TrainState> {
     let path = dir.join("state.json");
     let text = std::fs::read_to_string(&path).map_err(|e| LaseError::io(&path, e))?;
-    serde_json::from_str(&text).map_err(|e| LaseError::bad_line(&path, e.line(), e.to_string()))
+    let state: TrainState = serde_json::from_str(&text)
+        .map_err(|e| LaseError::bad_line(&path, e.line(), e.to_string()))?;
+    if !dir.join(TRANSFERRED).exists() {
+        for (name, &recorded) in &state.files {
+            let file = dir.join(name);
+            let found = crc32_of(&file)?;
+            if found != recorded {
+                return Err(LaseError::bad_file(
+                    &file,
+                    format!(
+                        "checksum mismatch: CRC-32 {found:08x}, state.json recorded \
+                         {recorded:08x} (the file changed after the checkpoint was written)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(state)
+}
+
+/// CRC-32 of every file under `dir` (recursively), by path relative to `dir`.
+fn checksums(dir: &Path) -> Result<BTreeMap<String, u32>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).map_err(|e| LaseError::io(&d, e))? {
+            let path = entry.map_err(|e| LaseError::io(&d, e))?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let name = path
+                    .strip_prefix(dir)
+                    .expect("under dir")
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.insert(name, crc32_of(&path)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn crc32_of(path: &Path) -> Result<u32> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| LaseError::io(path, e))?;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buffer).map_err(|e| LaseError::io(path, e))?;
+        if n == 0 {
+            return Ok(hasher.finalize());
+        }
+        hasher.update(&buffer[..n]);
+    }
 }
 
 /// Restores loss-head weights and optimizer moments from a checkpoint folder.

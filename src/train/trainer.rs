@@ -133,6 +133,7 @@ impl<'a> Trainer<'a> {
             languages: train_set.languages.clone(),
             pairs_seen: 0,
             elapsed_seconds: 0.0,
+            files: Default::default(),
         };
         if let (Some(dir), Some(saved)) = (&resume_dir, resumed_state) {
             checkpoint::restore(dir, &mut objective, &mut optimizer, &saved)?;
