@@ -76,6 +76,18 @@ pub fn set_auto_precision(
     let sentences: Vec<&str> = PROBE_SENTENCES.lines().filter(|l| !l.is_empty()).collect();
     let _guard = tch::no_grad_guard();
     let float = encoder.encode(&sentences, sentences.len())?;
+    // Converting to bfloat16 rounds the weights in place, and converting back does not
+    // undo it: keep the float32 weights to put back if the candidate is refused.
+    let float_weights: Vec<(String, tch::Tensor)> = if candidate == Precision::Bf16 {
+        encoder
+            .var_store()
+            .variables()
+            .into_iter()
+            .map(|(name, t)| (name, t.copy()))
+            .collect()
+    } else {
+        Vec::new()
+    };
     encoder.set_precision(candidate)?;
     let other = encoder.encode(&sentences, sentences.len())?;
     let cosines = (l2_normalize(&float.to_kind(tch::Kind::Float))
@@ -94,6 +106,12 @@ pub fn set_auto_precision(
         })
     } else {
         encoder.set_precision(Precision::F32)?;
+        let mut variables = encoder.var_store().variables();
+        for (name, saved) in &float_weights {
+            if let Some(v) = variables.get_mut(name) {
+                v.copy_(saved);
+            }
+        }
         Ok(AutoPrecision {
             precision: Precision::F32,
             reason: format!(
