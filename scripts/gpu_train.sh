@@ -392,16 +392,24 @@ unpack() {
   cat "$work"/piece-* | gzip -dc | tar -C "$work/x" -xf -
   [[ -f $work/x/$name/checkpoint/state.json ]] || die "the pieces hold no checkpoint of $name"
   mkdir -p "runs/$name"
-  rm -rf "runs/$name/checkpoint.incoming"
-  mv "$work/x/$name/checkpoint" "runs/$name/checkpoint.incoming"
   for f in config.toml metrics.jsonl; do [[ -f $work/x/$name/$f ]] && mv "$work/x/$name/$f" "runs/$name/$f"; done
-  rm -rf "runs/$name/checkpoint.old"
-  [[ -d runs/$name/checkpoint ]] && mv "runs/$name/checkpoint" "runs/$name/checkpoint.old"
-  mv "runs/$name/checkpoint.incoming" "runs/$name/checkpoint"
-  rm -rf "runs/$name/checkpoint.old"
+  swap_in "$work/x/$name/checkpoint" "runs/$name/checkpoint"
   install_best_model "$name" "$work/x/$name/best-model"
-  log "runs/$name/checkpoint at step $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step"])' "runs/$name/checkpoint/state.json")"
+  log "runs/$name/checkpoint at step $(json_field "runs/$name/checkpoint/state.json" step)"
 }
+
+# swap_in SRC TARGET: the folder SRC replaces TARGET (moved beside it first, so the old
+# TARGET goes only once the new one is complete next to it).
+swap_in() {
+  local src=$1 target=$2
+  rm -rf "$target.incoming" "$target.old"
+  mv "$src" "$target.incoming"
+  [[ -d $target ]] && mv "$target" "$target.old"
+  mv "$target.incoming" "$target"
+  rm -rf "$target.old"
+}
+
+json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
 # The best-dev model that came back replaces runs/NAME/best-model only where its dev P@1 is
 # higher (a device call that resumed a checkpoint knows nothing of an earlier call's best).
@@ -409,15 +417,10 @@ install_best_model() {
   local name=$1 incoming=$2 here=runs/$1/best-model
   [[ -f $incoming/dev.json ]] || return 0
   local p_in p_here=-1
-  p_in=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dev_p_at_1"])' "$incoming/dev.json")
-  [[ -f $here/dev.json ]] &&
-    p_here=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dev_p_at_1"])' "$here/dev.json")
+  p_in=$(json_field "$incoming/dev.json" dev_p_at_1)
+  [[ -f $here/dev.json ]] && p_here=$(json_field "$here/dev.json" dev_p_at_1)
   if python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' "$p_in" "$p_here"; then
-    rm -rf "$here.incoming" "$here.old"
-    mv "$incoming" "$here.incoming"
-    [[ -d $here ]] && mv "$here" "$here.old"
-    mv "$here.incoming" "$here"
-    rm -rf "$here.old"
+    swap_in "$incoming" "$here"
     log "runs/$name/best-model: dev P@1 $p_in (was $p_here)"
   else
     log "runs/$name/best-model kept: dev P@1 $p_here >= $p_in of the call"

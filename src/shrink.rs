@@ -19,9 +19,10 @@ use std::path::Path;
 use tch::{Kind, Tensor};
 
 use crate::error::{LaseError, Result};
-use crate::io::atomic::write_atomic;
+use crate::io::atomic::{write_atomic, write_dir_atomic};
+use crate::io::copy_dir;
 use crate::io::safetensors::{read_safetensors, write_safetensors};
-use crate::tokenizer::extend::copy_dir;
+use crate::tokenizer::extend::{read_json, write_json};
 use crate::tokenizer::prune::{PruneReport, prune_wordpiece};
 
 /// What to keep. `None` keeps all of it.
@@ -48,10 +49,7 @@ pub struct ShrinkReport {
 /// Writes the smaller copy of `model` to `output` (see the module doc).
 pub fn shrink_model(model: &Path, options: &ShrinkOptions, output: &Path) -> Result<ShrinkReport> {
     let config_path = model.join("config.json");
-    let mut config: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(&config_path).map_err(|e| LaseError::io(&config_path, e))?,
-    )
-    .map_err(|e| LaseError::bad_file(&config_path, e.to_string()))?;
+    let mut config = read_json(&config_path)?;
     let field = |name: &str| {
         config[name].as_u64().map(|n| n as usize).ok_or_else(|| {
             LaseError::bad_file(&config_path, format!("{name} is missing or not a number"))
@@ -108,28 +106,19 @@ pub fn shrink_model(model: &Path, options: &ShrinkOptions, output: &Path) -> Res
     config["intermediate_size"] = ffn.into();
     let parameters_after: i64 = weights.values().map(Tensor::numel).map(|n| n as i64).sum();
 
-    let partial = output.with_extension("partial");
-    if partial.exists() {
-        std::fs::remove_dir_all(&partial).map_err(|e| LaseError::io(&partial, e))?;
-    }
-    copy_dir(model, &partial)?;
-    let named: Vec<(String, Tensor)> = weights.into_iter().collect();
-    write_safetensors(&partial.join("model.safetensors"), &named)?;
-    let json = |v: &serde_json::Value| serde_json::to_string_pretty(v).expect("JSON serialises");
-    write_atomic(partial.join("config.json"), json(&config).as_bytes())?;
-    if let Some(pruned) = &vocabulary {
-        write_atomic(
-            partial.join("tokenizer.json"),
-            json(&pruned.tokenizer_json).as_bytes(),
-        )?;
-        if partial.join("vocab.txt").exists() {
-            write_atomic(partial.join("vocab.txt"), pruned.vocab_txt.as_bytes())?;
+    write_dir_atomic(output, |dir| {
+        copy_dir(model, dir)?;
+        let named: Vec<(String, Tensor)> = weights.into_iter().collect();
+        write_safetensors(&dir.join("model.safetensors"), &named)?;
+        write_json(&dir.join("config.json"), &config)?;
+        if let Some(pruned) = &vocabulary {
+            write_json(&dir.join("tokenizer.json"), &pruned.tokenizer_json)?;
+            if dir.join("vocab.txt").exists() {
+                write_atomic(dir.join("vocab.txt"), pruned.vocab_txt.as_bytes())?;
+            }
         }
-    }
-    if output.exists() {
-        std::fs::remove_dir_all(output).map_err(|e| LaseError::io(output, e))?;
-    }
-    std::fs::rename(&partial, output).map_err(|e| LaseError::io(&partial, e))?;
+        Ok(())
+    })?;
     Ok(ShrinkReport {
         layers,
         intermediate_size: ffn,

@@ -5,3 +5,22 @@ pub mod atomic;
 pub mod npy;
 pub mod safetensors;
 pub mod text;
+
+use std::path::Path;
+
+use crate::error::{LaseError, Result};
+
+/// Copies the folder `from` (recursively) to `to`, creating `to`.
+pub fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).map_err(|e| LaseError::io(to, e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| LaseError::io(from, e))? {
+        let entry = entry.map_err(|e| LaseError::io(from, e))?;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if src.is_dir() {
+            copy_dir(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst).map_err(|e| LaseError::io(&src, e))?;
+        }
+    }
+    Ok(())
+}

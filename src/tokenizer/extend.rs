@@ -72,14 +72,10 @@ pub fn extend_vocabulary(
     let tensors = extended_weights(model, &old, &added, &prefix, v)?;
 
     // The folder: everything copied, then the changed files replaced.
-    copy_dir(model, output)?;
+    crate::io::copy_dir(model, output)?;
     let named: Vec<(String, Tensor)> = tensors.into_iter().collect();
     write_safetensors(&output.join("model.safetensors"), &named)?;
-    let config_path = model.join("config.json");
-    let mut config: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(&config_path).map_err(|e| LaseError::io(&config_path, e))?,
-    )
-    .map_err(|e| LaseError::bad_file(&config_path, e.to_string()))?;
+    let mut config = read_json(&model.join("config.json"))?;
     config["vocab_size"] = serde_json::Value::from(v + added.len());
     write_json(&output.join("config.json"), &config)?;
     write_json(&output.join("tokenizer.json"), &json)?;
@@ -232,23 +228,16 @@ fn tokens_per_sentence(t: &Tokenizer, sample: &[&str]) -> f64 {
     total as f64 / probe.len().max(1) as f64
 }
 
-fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
-    let text = serde_json::to_string_pretty(value).expect("JSON serialises");
-    crate::io::atomic::write_atomic(path, text.as_bytes())
+/// Reads a JSON file; a parse error names the file.
+pub(crate) fn read_json(path: &Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| LaseError::bad_file(path, e.to_string()))
 }
 
-pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to).map_err(|e| LaseError::io(to, e))?;
-    for entry in std::fs::read_dir(from).map_err(|e| LaseError::io(from, e))? {
-        let entry = entry.map_err(|e| LaseError::io(from, e))?;
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        if src.is_dir() {
-            copy_dir(&src, &dst)?;
-        } else {
-            std::fs::copy(&src, &dst).map_err(|e| LaseError::io(&src, e))?;
-        }
-    }
-    Ok(())
+/// Writes pretty JSON atomically (no final newline).
+pub(crate) fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
+    let text = serde_json::to_string_pretty(value).expect("JSON serialises");
+    crate::io::atomic::write_atomic(path, text.as_bytes())
 }
 
 #[cfg(test)]
@@ -266,25 +255,10 @@ mod tests {
             pieces.push(c.to_string());
             pieces.push(format!("##{c}"));
         }
-        let vocab: serde_json::Map<String, serde_json::Value> = pieces
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.clone(), serde_json::Value::from(i)))
-            .collect();
-        let json = serde_json::json!({
-            "version": "1.0", "truncation": null,
-            // Padded to a fixed length, as all-MiniLM-L6-v2's file is.
-            "padding": {"strategy": {"Fixed": 16}, "direction": "Right", "pad_to_multiple_of": null,
-                "pad_id": 0, "pad_type_id": 0, "pad_token": "[PAD]"},
-            "added_tokens": [],
-            "normalizer": {"type": "BertNormalizer", "clean_text": true,
-                "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
-            "pre_tokenizer": {"type": "BertPreTokenizer"},
-            "post_processor": null, "decoder": null,
-            "model": {"type": "WordPiece", "unk_token": "[UNK]",
-                "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
-                "vocab": vocab}
-        });
+        let mut json = crate::tokenizer::wordpiece_tokenizer_json(&pieces);
+        // Padded to a fixed length, as all-MiniLM-L6-v2's file is.
+        json["padding"] = serde_json::json!({"strategy": {"Fixed": 16}, "direction": "Right",
+            "pad_to_multiple_of": null, "pad_id": 0, "pad_type_id": 0, "pad_token": "[PAD]"});
         std::fs::create_dir_all(dir).unwrap();
         std::fs::write(dir.join("tokenizer.json"), json.to_string()).unwrap();
         let t = Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();

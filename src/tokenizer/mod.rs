@@ -329,6 +329,27 @@ impl SentenceTokenizer {
     }
 }
 
+/// Test fixture: an uncased-BERT WordPiece tokenizer.json over `pieces` (id = position),
+/// with no padding, added tokens or post-processor; a test sets those it needs.
+#[cfg(test)]
+pub(crate) fn wordpiece_tokenizer_json(pieces: &[String]) -> serde_json::Value {
+    let vocab: serde_json::Map<String, serde_json::Value> = pieces
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.clone(), serde_json::Value::from(i)))
+        .collect();
+    serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": {"type": "BertNormalizer", "clean_text": true,
+            "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": null, "decoder": null,
+        "model": {"type": "WordPiece", "unk_token": "[UNK]",
+            "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
+            "vocab": vocab}
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

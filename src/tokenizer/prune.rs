@@ -229,35 +229,26 @@ mod tests {
             pieces.push(c.to_string());
             pieces.push(format!("##{c}"));
         }
-        let vocab: serde_json::Map<String, serde_json::Value> = pieces
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.clone(), serde_json::Value::from(i)))
-            .collect();
         let special = |id: usize, content: &str| {
             serde_json::json!({"id": id, "special": true, "content": content, "single_word": false,
                 "lstrip": false, "rstrip": false, "normalized": false})
         };
-        let json = serde_json::json!({
-            "version": "1.0", "truncation": null,
-            "padding": {"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": null,
-                "pad_id": 0, "pad_type_id": 0, "pad_token": "[PAD]"},
-            "added_tokens": [special(0, "[PAD]"), special(1, "[UNK]"), special(2, "[CLS]"), special(3, "[SEP]")],
-            "normalizer": {"type": "BertNormalizer", "clean_text": true,
-                "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
-            "pre_tokenizer": {"type": "BertPreTokenizer"},
-            "post_processor": {"type": "TemplateProcessing",
-                "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                           {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
-                "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                           {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
-                "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
-                                   "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}},
-            "decoder": null,
-            "model": {"type": "WordPiece", "unk_token": "[UNK]",
-                "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
-                "vocab": vocab}
-        });
+        let mut json = crate::tokenizer::wordpiece_tokenizer_json(&pieces);
+        json["padding"] = serde_json::json!({"strategy": "BatchLongest", "direction": "Right",
+            "pad_to_multiple_of": null, "pad_id": 0, "pad_type_id": 0, "pad_token": "[PAD]"});
+        json["added_tokens"] = serde_json::json!([
+            special(0, "[PAD]"),
+            special(1, "[UNK]"),
+            special(2, "[CLS]"),
+            special(3, "[SEP]")
+        ]);
+        json["post_processor"] = serde_json::json!({"type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+            "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
+                               "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}});
         std::fs::create_dir_all(dir).unwrap();
         let path = dir.join("tokenizer.json");
         std::fs::write(&path, json.to_string()).unwrap();
