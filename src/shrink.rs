@@ -48,6 +48,7 @@ pub struct ShrinkReport {
 
 /// Writes the smaller copy of `model` to `output` (see the module doc).
 pub fn shrink_model(model: &Path, options: &ShrinkOptions, output: &Path) -> Result<ShrinkReport> {
+    crate::io::checksums::verify(model)?;
     let config_path = model.join("config.json");
     let mut config = read_json(&config_path)?;
     let field = |name: &str| {
@@ -117,6 +118,8 @@ pub fn shrink_model(model: &Path, options: &ShrinkOptions, output: &Path) -> Res
                 write_atomic(dir.join("vocab.txt"), pruned.vocab_txt.as_bytes())?;
             }
         }
+        // The copied checksums describe the input's files: describe this folder's.
+        crate::io::checksums::write(dir)?;
         Ok(())
     })?;
     Ok(ShrinkReport {

@@ -1333,7 +1333,9 @@ fn regression_broken_gzip_beside_an_empty_file() {
 // Model folders
 
 /// A tiny model folder saved once (config.json, model.safetensors, tokenizer.json, the
-/// sentence-transformers files), the base every case mutates.
+/// sentence-transformers files), the base every case mutates. Without lase's
+/// checksums.sha256, as a folder from a hub or another tool: with it every mutation would
+/// stop at the checksum check, and the structural checks behind it would go unfuzzed.
 fn base_model_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -1341,6 +1343,7 @@ fn base_model_dir() -> &'static Path {
         common::tiny_encoder(common::tiny_config(), common::mean_head(16, true), 1)
             .save(dir.path())
             .unwrap();
+        std::fs::remove_file(dir.path().join(lase::io::checksums::CHECKSUMS_FILE)).unwrap();
         dir
     })
     .path()

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use lase::io::checksums::CHECKSUMS_FILE;
 use lase::io::safetensors::{read_safetensors, write_safetensors};
 use lase::model::{PoolingMode, SentenceEncoder};
 use tch::Device;
@@ -87,6 +88,8 @@ fn loads_checkpoints_with_a_task_model_prefix() {
     let before = model.encode(SENTENCES, 4).unwrap();
     let dir = tempfile::tempdir().unwrap();
     model.save(dir.path()).unwrap();
+    // A folder from another tool: no checksums (lase's would refuse the rewritten weights).
+    std::fs::remove_file(dir.path().join(CHECKSUMS_FILE)).unwrap();
     let weights = dir.path().join("model.safetensors");
     let prefixed: Vec<_> = read_safetensors(&weights)
         .unwrap()
@@ -107,6 +110,8 @@ fn broken_folders_give_errors_naming_the_file() {
     let model = tiny_encoder(tiny_config(), mean_head(16, true), 13);
     let dir = tempfile::tempdir().unwrap();
     model.save(dir.path()).unwrap();
+    // As a folder from another tool (no checksums), so each structural check is reached.
+    std::fs::remove_file(dir.path().join(CHECKSUMS_FILE)).unwrap();
     let err = |d: &std::path::Path| {
         SentenceEncoder::load(d, Device::Cpu)
             .unwrap_err()
@@ -151,6 +156,46 @@ fn broken_folders_give_errors_naming_the_file() {
     // Not a folder at all.
     let e = err(&dir.path().join("nope"));
     assert!(e.contains("nope") && e.contains("not found"), "{e}");
+}
+
+#[test]
+fn a_changed_byte_in_a_saved_model_is_refused_naming_the_file() {
+    let model = tiny_encoder(tiny_config(), dense_head(16, 12, PoolingMode::Mean), 15);
+    let before = model.encode(SENTENCES, 4).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    model.save(dir.path()).unwrap();
+    // One bit of one float in the middle of the dense layer's weights: the file still
+    // parses and every shape still matches, so only the checksum can tell.
+    let weights = dir.path().join("2_Dense/model.safetensors");
+    let mut bytes = std::fs::read(&weights).unwrap();
+    let middle = bytes.len() - 200;
+    bytes[middle] ^= 0x10;
+    std::fs::write(&weights, &bytes).unwrap();
+    let e = SentenceEncoder::load(dir.path(), Device::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("2_Dense/model.safetensors") && e.contains("SHA-256") && e.contains("line"),
+        "{e}"
+    );
+    // Without the manifest the same folder loads, as a different model: the check above
+    // is what refused it.
+    std::fs::remove_file(dir.path().join(CHECKSUMS_FILE)).unwrap();
+    let damaged = SentenceEncoder::load(dir.path(), Device::Cpu).unwrap();
+    assert!(!before.equal(&damaged.encode(SENTENCES, 4).unwrap()));
+    // coreutils' `sha256sum -c` reads the same manifest.
+    let fresh = tempfile::tempdir().unwrap();
+    model.save(fresh.path()).unwrap();
+    let out = std::process::Command::new("sha256sum")
+        .args(["--check", "--quiet", CHECKSUMS_FILE])
+        .current_dir(fresh.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]
@@ -213,6 +258,7 @@ fn pca_finds_the_principal_axes_and_reduce_dim_appends_them_as_a_dense_layer() {
     use lase::reduce_dim::{pca_projection, reduce_dimension};
     use tch::{Kind, Tensor};
     // Data spread 5:2:0.1 along e2, e0, e1 (plus an offset): the 2 components are ±e2, ±e0.
+    let _rng = torch_rng();
     tch::manual_seed(5);
     let z = Tensor::randn([2000, 3], (Kind::Double, Device::Cpu));
     let scale = Tensor::from_slice(&[2.0f64, 0.1, 5.0]);
@@ -255,6 +301,7 @@ fn a_tokenizer_larger_than_the_embedding_table_is_refused_with_the_file() {
     let model = tiny_encoder(tiny_config(), dense_head(16, 12, PoolingMode::Mean), 13);
     let dir = tempfile::tempdir().unwrap();
     model.save(dir.path()).unwrap();
+    std::fs::remove_file(dir.path().join(CHECKSUMS_FILE)).unwrap();
     // Shrink config.json's table below the tokenizer's ids: before the check, the first
     // encode panicked inside libtorch (index out of range).
     let config_path = dir.path().join("config.json");

@@ -7,6 +7,11 @@
 //! "Full": the command runs with RLIMIT_FSIZE of a few KiB and SIGXFSZ ignored, so a
 //! write past the limit fails with EFBIG, as a write to a full disk fails with ENOSPC:
 //! the same error path, with no mount needed.
+//! "No space": a real full file system. The command runs in a user and mount namespace
+//! (`unshare -Urm`, no privileges needed) where the output folder is a tmpfs just large
+//! enough for what it held before (copied in), so the command's first new page of output
+//! fails with ENOSPC. What the folder holds afterwards is copied out of the namespace
+//! and compared with what it held before.
 
 mod common;
 
@@ -21,6 +26,7 @@ use common::*;
 enum Fault {
     ReadOnly,
     Full,
+    NoSpace,
 }
 
 const FULL_AT_BYTES: u64 = 4096;
@@ -28,6 +34,61 @@ const FULL_AT_BYTES: u64 = 4096;
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
+}
+
+/// Mounts a tmpfs of `$3` bytes over the folder `$1` (holding a copy of what `$1` held),
+/// runs the command after `$3`, and copies what the tmpfs then holds into `$2`.
+const NO_SPACE_SCRIPT: &str = r#"
+out=$1; seen=$2; size=$3; shift 3
+stash=$(mktemp -d) || exit 97
+cp -a "$out"/. "$stash"/ && mount -t tmpfs -o "size=$size" tmpfs "$out" \
+  && cp -a "$stash"/. "$out"/ || { echo "no-space setup failed" >&2; exit 98; }
+"$@"; rc=$?
+mkdir -p "$seen" && cp -a "$out"/. "$seen"/ || { echo "no-space copy-out failed" >&2; exit 99; }
+rm -rf "$stash"
+exit $rc
+"#;
+
+/// Bytes a tmpfs needs for `dir`'s files (whole pages each) plus one free page.
+fn tmpfs_size_for(dir: &Path) -> u64 {
+    const PAGE: u64 = 4096;
+    let used: u64 = snapshot(dir)
+        .iter()
+        .map(|(_, bytes)| (bytes.len() as u64).div_ceil(PAGE) * PAGE)
+        .sum();
+    used + PAGE
+}
+
+/// The folder where a NoSpace run leaves the copy of what its tmpfs held.
+fn seen_dir(out_dir: &Path) -> PathBuf {
+    out_dir.with_extension("seen-in-namespace")
+}
+
+/// `lase ARGS` with `out_dir` a tmpfs full but for one page, in a user and mount namespace.
+fn run_with_no_space(out_dir: &Path, args: &[&std::ffi::OsStr]) -> Output {
+    let probe = Command::new("unshare").args(["-Urm", "true"]).output();
+    assert!(
+        probe.as_ref().is_ok_and(|o| o.status.success()),
+        "the no-space fault needs unprivileged user namespaces (`unshare -Urm true` failed: {probe:?})"
+    );
+    let seen = seen_dir(out_dir);
+    let _ = std::fs::remove_dir_all(&seen);
+    let mut wrapped = Command::new("unshare");
+    wrapped
+        .args(["-Urm", "sh", "-c", NO_SPACE_SCRIPT, "sh"])
+        .arg(out_dir)
+        .arg(&seen)
+        .arg(tmpfs_size_for(out_dir).to_string())
+        .arg(env!("CARGO_BIN_EXE_lase"))
+        .args(["--device", "cpu", "--threads", "1"])
+        .args(args);
+    let out = wrapped.output().unwrap();
+    assert!(
+        !matches!(out.status.code(), Some(97..=99)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 /// `lase ARGS` under `fault` for the folder `out_dir` (already holding what must survive).
@@ -57,6 +118,7 @@ fn run_under(fault: Fault, out_dir: &Path, args: &[&std::ffi::OsStr]) -> Output 
                 });
             }
         }
+        Fault::NoSpace => return run_with_no_space(out_dir, args),
     }
     let out = c.output().unwrap();
     std::fs::set_permissions(out_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -141,7 +203,23 @@ fn assert_refused_cleanly(fault: Fault, out_dir: &Path, args: &[&std::ffi::OsStr
         "{fault:?}: the error does not name {}: {stderr}",
         out_dir.display()
     );
-    let after = snapshot(out_dir);
+    // Under NoSpace the folder outside the namespace was never written: what the command
+    // left is what the tmpfs held, copied out.
+    if let Fault::NoSpace = fault {
+        assert!(
+            stderr.contains("No space left on device"),
+            "NoSpace: the error is not ENOSPC: {stderr}"
+        );
+    }
+    let after = match fault {
+        Fault::NoSpace => {
+            let seen = seen_dir(out_dir);
+            let after = snapshot(&seen);
+            std::fs::remove_dir_all(&seen).unwrap();
+            after
+        }
+        _ => snapshot(out_dir),
+    };
     let names = |s: &[(PathBuf, Vec<u8>)]| s.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
     assert_eq!(
         names(&after),
@@ -175,7 +253,7 @@ fn embed_into_a_read_only_or_full_folder_fails_cleanly() {
     std::fs::create_dir(&out_dir).unwrap();
     let output = out_dir.join("vectors.npy");
     std::fs::write(&output, b"the earlier vectors").unwrap();
-    for fault in [Fault::ReadOnly, Fault::Full] {
+    for fault in [Fault::ReadOnly, Fault::Full, Fault::NoSpace] {
         let args = [
             os("embed"),
             os("--quiet"),
@@ -233,7 +311,7 @@ fn mine_into_a_read_only_or_full_folder_fails_cleanly() {
         os("--output"),
         output.as_os_str(),
     ];
-    for fault in [Fault::ReadOnly, Fault::Full] {
+    for fault in [Fault::ReadOnly, Fault::Full, Fault::NoSpace] {
         let error = assert_refused_cleanly(fault, &out_dir, &args);
         eprintln!("mine, {fault:?}: {error}");
     }
@@ -268,7 +346,7 @@ fn export_over_an_existing_model_fails_cleanly_and_keeps_it() {
         os("--output"),
         earlier.as_os_str(),
     ];
-    for fault in [Fault::ReadOnly, Fault::Full] {
+    for fault in [Fault::ReadOnly, Fault::Full, Fault::NoSpace] {
         let error = assert_refused_cleanly(fault, &out_dir, &args);
         eprintln!("export, {fault:?}: {error}");
     }
@@ -365,7 +443,7 @@ checkpoint_every = 2
     // The run folder read-only: the next checkpoint cannot be written. The earlier
     // checkpoint is the run's whole state, so the folder must be exactly as it was.
     let more = train("2");
-    for fault in [Fault::ReadOnly, Fault::Full] {
+    for fault in [Fault::ReadOnly, Fault::Full, Fault::NoSpace] {
         let error = assert_refused_cleanly(fault, &run, &args(&more));
         eprintln!("train checkpoint, {fault:?}: {error}");
         assert_eq!(state(&run), 4);

@@ -42,6 +42,8 @@ fn cutting_only_dead_feed_forward_neurons_keeps_every_vector() {
     }
     let named: Vec<(String, Tensor)> = weights.into_iter().collect();
     write_safetensors(&weights_path, &named).unwrap();
+    // A deliberate edit: the folder's checksums describe the new weights from here on.
+    lase::io::checksums::write(&original).unwrap();
     let before = SentenceEncoder::load(&original, Device::Cpu)
         .unwrap()
         .encode(SENTENCES, 4)

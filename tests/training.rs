@@ -97,15 +97,6 @@ checkpoint_every = 4
     TrainConfig::from_toml(&text).unwrap()
 }
 
-/// libtorch's random generator (dropout masks, initialisation) is process-global, and
-/// the test harness runs tests on parallel threads: tests that train hold this lock so
-/// their random streams are their own.
-static TORCH_RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn rng_lock() -> std::sync::MutexGuard<'static, ()> {
-    TORCH_RNG.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn tiny_tokenizer_file(dir: &Path) -> PathBuf {
     let p = dir.join("tiny-tokenizer.json");
     std::fs::write(&p, common::tiny_tokenizer_json()).unwrap();
@@ -114,7 +105,7 @@ fn tiny_tokenizer_file(dir: &Path) -> PathBuf {
 
 #[test]
 fn contrastive_training_learns_to_retrieve_translations() {
-    let _rng = rng_lock();
+    let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     let dir = tempfile::tempdir().unwrap();
     let tok = tiny_tokenizer_file(dir.path());
     let config = config(
@@ -146,7 +137,7 @@ fn contrastive_training_learns_to_retrieve_translations() {
 
 #[test]
 fn stopped_and_resumed_run_ends_with_identical_weights() {
-    let _rng = rng_lock();
+    let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     // EMS recipe (contrastive head + XTR), tokenizer trained from the data, dropout on.
     let dir = tempfile::tempdir().unwrap();
     let config = config(
@@ -219,7 +210,7 @@ fn stopped_and_resumed_run_ends_with_identical_weights() {
 
 #[test]
 fn grad_cache_gives_the_direct_gradients() {
-    let _rng = rng_lock();
+    let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     grad_cache_matches_the_direct_pass(
         "contrastive = \"ems\"\nxtr = true\nems = { projection_dim = 8 }\nxtr_head = { language_dim = 4 }",
     );
@@ -350,7 +341,7 @@ fn grad_cache_matches_the_direct_pass(objective: &str) {
 /// two different masks put the positive's cosine below 1 and the loss far above it.
 #[test]
 fn simcse_compares_two_dropout_views_of_each_sentence() {
-    let _rng = rng_lock();
+    let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     let dir = tempfile::tempdir().unwrap();
     let tok = tiny_tokenizer_file(dir.path());
     let config = config(
@@ -396,7 +387,7 @@ fn simcse_compares_two_dropout_views_of_each_sentence() {
 
 #[test]
 fn non_finite_loss_stops_with_a_clear_error() {
-    let _rng = rng_lock();
+    let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     let dir = tempfile::tempdir().unwrap();
     let encoder = common::tiny_encoder(common::tiny_config(), common::mean_head(16, false), 1);
     tch::no_grad(|| {
@@ -430,7 +421,7 @@ fn non_finite_loss_stops_with_a_clear_error() {
 
 #[test]
 fn every_contrastive_kind_trains() {
-    let _rng = rng_lock();
+    let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     for kind in [ContrastiveKind::Ams, ContrastiveKind::Triplet] {
         let dir = tempfile::tempdir().unwrap();
         let tok = tiny_tokenizer_file(dir.path());
@@ -464,7 +455,7 @@ fn tiny_trained_model(dir: &Path, steps: u64) -> (TrainConfig, PathBuf) {
 
 #[test]
 fn distillation_from_a_cached_teacher_pulls_the_student_onto_it() {
-    let _rng = rng_lock();
+    let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     let dir = tempfile::tempdir().unwrap();
     // Teacher: a tiny encoder trained for a few steps so that its space is structured.
     let (_, teacher_dir) = tiny_trained_model(dir.path(), 40);
@@ -527,7 +518,7 @@ fn distillation_from_a_cached_teacher_pulls_the_student_onto_it() {
 
 #[test]
 fn a_pretrained_student_gets_a_new_output_layer_of_the_recipes_width() {
-    let _rng = rng_lock();
+    let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     let dir = tempfile::tempdir().unwrap();
     let init = dir.path().join("pretrained");
     common::tiny_encoder(common::tiny_config(), common::mean_head(16, false), 3)
@@ -608,7 +599,7 @@ fn multistage_distillation_builds_a_recurrent_bottlenecked_student() {
         MultistageConfig, Stage, StageBudget, StageBudgets, StudentShape, run_multistage,
         student_from_assistant,
     };
-    let _rng = rng_lock();
+    let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     let dir = tempfile::tempdir().unwrap();
     let (teacher_config, teacher) = tiny_trained_model(dir.path(), 40);
     let stage = |steps| StageBudget {
@@ -714,7 +705,7 @@ fn multistage_distillation_builds_a_recurrent_bottlenecked_student() {
 /// the head.
 #[test]
 fn a_frozen_encoder_trains_only_its_new_head() {
-    let _rng = rng_lock();
+    let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     let dir = tempfile::tempdir().unwrap();
     let (base_config, base_dir) = tiny_trained_model(dir.path(), 20);
     let base = SentenceEncoder::load(&base_dir, Device::Cpu).unwrap();
@@ -884,7 +875,7 @@ fn bf16_mixed_precision_runs_bfloat16_products_on_float32_weights() {
 
 #[test]
 fn a_bf16_mixed_precision_run_learns_and_saves_float32_weights() {
-    let _rng = rng_lock();
+    let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     let dir = tempfile::tempdir().unwrap();
     let tok = tiny_tokenizer_file(dir.path());
     let config = config(
@@ -929,7 +920,7 @@ fn a_bf16_mixed_precision_run_learns_and_saves_float32_weights() {
 /// it; a fresh run in the same folder starts its own.
 #[test]
 fn the_best_dev_model_is_kept_beside_the_last() {
-    let _rng = rng_lock();
+    let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     let dir = tempfile::tempdir().unwrap();
     let tok = tiny_tokenizer_file(dir.path());
     let mut config = config(
@@ -1130,7 +1121,7 @@ fn checkpoint_step(out: &Path) -> Option<u64> {
 /// model folder whose weights were truncated (issue 16, fault tests).
 #[test]
 fn a_damaged_checkpoint_or_model_is_a_clear_error() {
-    let _rng = rng_lock();
+    let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     let dir = tempfile::tempdir().unwrap();
     let tok = tiny_tokenizer_file(dir.path());
     let config = config(

@@ -2,6 +2,7 @@
 //! atomic writes.
 
 pub mod atomic;
+pub mod checksums;
 pub mod npy;
 pub mod safetensors;
 pub mod text;

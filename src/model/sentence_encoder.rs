@@ -192,6 +192,11 @@ impl SentenceEncoder {
         if !dir.is_dir() {
             return Err(LaseError::bad_file(dir, "model folder not found"));
         }
+        // A folder lase wrote carries SHA-256 checksums: a damaged weight file is refused
+        // here, before it loads as a slightly different model.
+        if let Some(files) = crate::io::checksums::verify(dir)? {
+            tracing::debug!(files, "checksums of {} verified", dir.display());
+        }
         let FolderModules {
             transformer_dir,
             pooling,
@@ -396,7 +401,9 @@ impl SentenceEncoder {
         if self.head.normalize {
             modules.add(NORMALIZE_TYPE, "Normalize")?;
         }
-        modules.finish()
+        modules.finish()?;
+        crate::io::checksums::write(dir)?;
+        Ok(())
     }
 
     pub fn config(&self) -> &EncoderConfig {

@@ -50,6 +50,7 @@ pub fn extend_vocabulary(
     pieces: usize,
     output: &Path,
 ) -> Result<ExtensionReport> {
+    crate::io::checksums::verify(model)?;
     let tokenizer_path = model.join("tokenizer.json");
     let (mut json, old, prefix) = read_wordpiece(&tokenizer_path)?;
     let old_vocab = old.get_vocab(true);
@@ -89,6 +90,8 @@ pub fn extend_vocabulary(
         }
         crate::io::atomic::write_atomic(output.join("vocab.txt"), text.as_bytes())?;
     }
+    // The copied checksums describe the input's files: describe this folder's.
+    crate::io::checksums::write(output)?;
 
     let (_, new, _) = read_wordpiece(&output.join("tokenizer.json"))?;
     Ok(ExtensionReport {

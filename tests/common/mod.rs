@@ -83,9 +83,38 @@ pub fn dense_head(dim: usize, out: usize, mode: PoolingMode) -> HeadSpec {
 
 /// libtorch's random generator is global to the process: a test that seeds it and then
 /// draws from it holds this lock, so a test running beside it cannot reseed it between.
-pub fn torch_rng() -> std::sync::MutexGuard<'static, ()> {
+/// Re-entrant on one thread: a test holding it may call helpers that take it too
+/// (`tiny_encoder`); only the outermost guard releases it.
+pub fn torch_rng() -> TorchRngGuard {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    thread_local! {
+        static HELD_HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if HELD_HERE.get() {
+        return TorchRngGuard { outer: None };
+    }
+    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    HELD_HERE.set(true);
+    TorchRngGuard {
+        outer: Some((guard, &HELD_HERE)),
+    }
+}
+
+/// Held while a test owns libtorch's random generator (see [`torch_rng`]).
+pub struct TorchRngGuard {
+    #[allow(clippy::type_complexity)]
+    outer: Option<(
+        std::sync::MutexGuard<'static, ()>,
+        &'static std::thread::LocalKey<std::cell::Cell<bool>>,
+    )>,
+}
+
+impl Drop for TorchRngGuard {
+    fn drop(&mut self) {
+        if let Some((_guard, held_here)) = self.outer.take() {
+            held_here.set(false);
+        }
+    }
 }
 
 pub fn tiny_encoder(config: EncoderConfig, head: HeadSpec, seed: i64) -> SentenceEncoder {
