@@ -97,6 +97,12 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Tokenizer(tokenizer::TokenizerCommand::Train(args)) => {
             tokenizer::tokenizer_train(args)
         }
+        Command::Tokenizer(tokenizer::TokenizerCommand::Coverage(args)) => {
+            tokenizer::tokenizer_coverage(args)
+        }
+        Command::Tokenizer(tokenizer::TokenizerCommand::Extend(args)) => {
+            tokenizer::tokenizer_extend(args)
+        }
         Command::Serve(args) => serve::serve(args, device),
         Command::CheckLeakage(args) => check_leakage::check_leakage(args),
         Command::Export(args) => model_tools::export(args),

@@ -5,6 +5,7 @@
 //! saved with fixed padding to 128 (all-MiniLM-L6-v2's) would otherwise pad every
 //! sentence to 128 tokens and truncate at the wrong length.
 
+pub mod coverage;
 pub mod extend;
 pub mod prune;
 pub mod training;

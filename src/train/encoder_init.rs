@@ -48,8 +48,10 @@ pub fn initial_encoder(
 }
 
 /// `init_from` with the recipe's vocabulary extension, written once to `out/init/` (the
-/// sample and the trainer are seeded, so a re-run writes the same folder).
-fn extended_init(
+/// sample and the trainer are seeded, so a re-run writes the same folder). Public for
+/// `lase tokenizer extend`, which builds the folder a run would start from without
+/// starting the run.
+pub fn extended_init(
     dir: &Path,
     x: &super::config::VocabularyExtension,
     out: &Path,
