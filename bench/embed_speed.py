@@ -79,6 +79,9 @@ shutil.copytree(src, dst)
 onnx = SentenceTransformer(dst, backend="onnx", device="cpu")
 onnx.save_pretrained(dst)
 export_dynamic_quantized_onnx_model(onnx, config, dst)
+if len(sys.argv) > 4 and sys.argv[4] == "no-openvino":
+    print(json.dumps({"openvino": "exported by --openvino-python"}))
+    sys.exit(0)
 try:
     import optimum.intel  # sentence-transformers' OpenVINO backend needs optimum-intel
 except ImportError as e:
@@ -86,6 +89,18 @@ except ImportError as e:
     sys.exit(0)
 ov = SentenceTransformer(dst, backend="openvino", device="cpu")
 ov.save_pretrained(dst)
+print(json.dumps({"openvino": "ok"}))
+"""
+
+# OpenVINO's export in another Python environment (--openvino-python: optimum-intel wants
+# other torch/optimum versions than optimum-onnx), into a copy of its own (a newer
+# sentence-transformers rewrites the folder's files in a format the older cannot read).
+OPENVINO_EXPORT_CHILD = r"""
+import json, shutil, sys
+from sentence_transformers import SentenceTransformer
+shutil.copytree(sys.argv[1], sys.argv[2])
+ov = SentenceTransformer(sys.argv[2], backend="openvino", device="cpu")
+ov.save_pretrained(sys.argv[2])
 print(json.dumps({"openvino": "ok"}))
 """
 
@@ -104,7 +119,10 @@ if backend == "onnx":
 else:
     import openvino
     kwargs = {"file_name": file_name, "ov_config": {"INFERENCE_NUM_THREADS": str(threads)}}
-    version = "openvino " + openvino.__version__
+    # OpenVINO's CPU plugin computes in bf16 by default on CPUs with AMX or AVX512-BF16:
+    # say which precision it ran.
+    hint = openvino.Core().get_property("CPU", "INFERENCE_PRECISION_HINT")
+    version = f"openvino {openvino.__version__}, inference precision {hint}"
 model = SentenceTransformer(path, backend=backend, device="cpu", model_kwargs=kwargs)
 sents = open(text, encoding="utf-8").read().split("\n")[:-1]
 model.encode(sents[:64], batch_size=int(batch))  # warm-up
@@ -167,6 +185,7 @@ def main():
     ap.add_argument("--lase", default=str(ROOT / "target/release/lase"))
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--no-peers", action="store_true", help="sentence-transformers' PyTorch backend only (no ONNX/OpenVINO)")
+    ap.add_argument("--openvino-python", help="a Python with sentence-transformers + optimum-intel[openvino], for the OpenVINO peer")
     ap.add_argument("--sentences", help="one sentence per line (default: FLORES/TICO/Tatoeba English under ../shared/data)")
     args = ap.parse_args()
 
@@ -249,11 +268,20 @@ def main():
     for b in (16, 32, 128):
         st(b)
     st(32, "int8")
+    fast_bf16 = any(f in open("/proc/cpuinfo").read().split() for f in ("avx512_bf16", "amx_bf16"))
+    if fast_bf16:
+        # Like with like for lase's bf16: sentence-transformers with the model cast to bfloat16.
+        st(32, "bf16")
     peers = []
     if not args.no_peers:
         peer_dir = tmp / "peer-model"
         int8 = onnx_int8_config()
-        exported, _ = run_child([sys.executable, "-c", EXPORT_CHILD, args.model, str(peer_dir), int8], env)
+        exported, _ = run_child([sys.executable, "-c", EXPORT_CHILD, args.model, str(peer_dir), int8,
+                                 "no-openvino" if args.openvino_python else "openvino"], env)
+        ov_dir = peer_dir
+        if args.openvino_python:
+            ov_dir = tmp / "peer-model-openvino"
+            exported, _ = run_child([args.openvino_python, "-c", OPENVINO_EXPORT_CHILD, args.model, str(ov_dir)], env)
         peers = [("onnx", "onnx/model.onnx", "f32", "ONNX Runtime"),
                  # avx2 exports unsigned int8 (model_quint8_avx2.onnx), avx512 signed (qint8)
                  ("onnx", next((peer_dir / "onnx").glob(f"model_q*int8_{int8}.onnx")).relative_to(peer_dir).as_posix(),
@@ -265,8 +293,10 @@ def main():
             print(f"OpenVINO not measured: optimum-intel {openvino}")
         for backend, file_name, precision, label in peers:
             out_npy = tmp / f"peer-{backend}-{precision}.npy"
+            python = args.openvino_python if backend == "openvino" and args.openvino_python else sys.executable
+            folder = ov_dir if backend == "openvino" else peer_dir
             for b in (32, 128):
-                child = [sys.executable, "-c", PEER_CHILD, str(peer_dir), str(text), str(b), str(args.threads), str(out_npy),
+                child = [python, "-c", PEER_CHILD, str(folder), str(text), str(b), str(args.threads), str(out_npy),
                          backend, file_name, str(args.repeats)]
                 out, rss = run_child_rss(child, env)
                 info = json.loads(out.strip().splitlines()[-1])
@@ -280,7 +310,6 @@ def main():
         lase(b, "f32", "lase, 1 worker, no token budget", ["--workers", "1", "--max-batch-tokens", "1000000"])
     # Dynamic int8 linear layers (libtorch's FBGEMM kernels), like with like against ONNX int8.
     lase(32, "int8")
-    fast_bf16 = any(f in open("/proc/cpuinfo").read().split() for f in ("avx512_bf16", "amx_bf16"))
     if fast_bf16:
         lase(32, "bf16")
     else:
@@ -306,6 +335,14 @@ def main():
         best_int8_peer = max(python_int8, key=lambda r: r["sent_per_s"])
         print(f"lase int8 {lase_int8[0]['sent_per_s']:.1f} sentences/s = {lase_int8[0]['sent_per_s'] / best_int8_peer['sent_per_s']:.2f}x "
               f"the fastest Python int8 peer ({best_int8_peer['engine']}, batch {best_int8_peer['batch']}, {best_int8_peer['sent_per_s']:.1f})")
+    st_bf16 = [r for r in results if r["precision"] == "bf16" and r["engine"].startswith("sentence-transformers")]
+    lase_bf16 = [r for r in results if r["engine"] == "lase" and r["precision"] == "bf16"]
+    if st_bf16 and lase_bf16:
+        print(f"lase bf16 {lase_bf16[0]['sent_per_s']:.1f} sentences/s = {lase_bf16[0]['sent_per_s'] / st_bf16[0]['sent_per_s']:.2f}x "
+              f"sentence-transformers bf16 (batch {st_bf16[0]['batch']}, {st_bf16[0]['sent_per_s']:.1f})")
+        v = np.load(tmp / "st-bf16.npy")
+        cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
+        print(f"sentence-transformers bf16 vs sentence-transformers f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
     for precision in ("f32", "int8", "bf16") if fast_bf16 else ("f32", "int8"):
         v = np.load(tmp / f"lase-{precision}.npy")
         cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))

@@ -5,7 +5,8 @@
 # rows that distill reuse runs/lase-small's cached teacher embeddings
 # (hard-linked), so run scripts/ems_experiments.sh and the lase-small recipe first.
 # Runs resume if killed (run the script again). Usage: scripts/distill_ablations.sh [TABLE...]
-# with TABLE among lealla, lealla-readings, shape, soft, soft-multilingual (default: all).
+# with TABLE among lealla, lealla-readings, shape, soft, soft-teacher-width, soft-multilingual
+# (default: all).
 # lealla-readings (issue 15 items 7-8): FD at beta = 1e3, AMS + FD at 1.3 and 1e3, AMS + LD at T = 10 and T = 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,16 +39,27 @@ row() { # table variant [run whose teacher caches this row shares]
 }
 
 tables=("$@")
-[ ${#tables[@]} -gt 0 ] || tables=(lealla lealla-readings shape soft soft-multilingual)
+[ ${#tables[@]} -gt 0 ] || tables=(lealla lealla-readings shape soft soft-teacher-width soft-multilingual)
 for table in "${tables[@]}"; do
   case $table in
     lealla) for v in ams fd ld ams-fd ams-ld ams-fd-ld; do row lealla "$v"; done ;;
     lealla-readings) for v in fd-beta-1e3 ams-fd-beta-1.3 ams-ld-t10 ams-fd-beta-1e3 ams-ld-t1; do row lealla "$v"; done ;;
     shape) for v in wide-shallow thin-shallow; do row shape "$v"; done ;;  # thin-deep = lealla/ams
     soft) for v in hard-contrastive mse priority priority-tcm; do row soft "$v"; done ;;
+    soft-teacher-width) # issue 15 item 9: MSE with the teacher brought to the student's 256-d by PCA
+      if [ ! -f runs/minilm-pca256/modules.json ]; then
+        mkdir -p runs
+        for f in ../shared/data/tatoeba-challenge-eng-train/*/*.eng.gz; do zcat "$f" | head -n 200; done |
+          head -n 20000 >runs/minilm-pca256-sample.txt
+        rm -rf runs/minilm-pca256.partial
+        $LASE reduce-dim --model models/all-MiniLM-L6-v2 --to 256 --sample runs/minilm-pca256-sample.txt \
+          --output runs/minilm-pca256.partial
+        mv runs/minilm-pca256.partial runs/minilm-pca256
+      fi
+      row soft mse-teacher-width ;;
     soft-multilingual)
       row soft-multilingual priority
       for v in average priority-centred average-centred; do row soft-multilingual "$v" soft-multilingual-priority; done ;;
-    *) echo "unknown table $table (lealla, lealla-readings, shape, soft, soft-multilingual)" >&2; exit 2 ;;
+    *) echo "unknown table $table (lealla, lealla-readings, shape, soft, soft-teacher-width, soft-multilingual)" >&2; exit 2 ;;
   esac
 done
