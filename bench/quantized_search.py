@@ -52,7 +52,7 @@ def main():
     (tmp / "src.txt").write_text("\n".join(src) + "\n", encoding="utf-8")
     (tmp / "tgt.txt").write_text("\n".join(tgt) + "\n", encoding="utf-8")
     for side in ("src", "tgt"):
-        subprocess.run([LASE, "--device", "cpu", "embed", "--quiet", "--model", str(ROOT / "models/all-MiniLM-L6-v2"),
+        subprocess.run([LASE, "--device", "cpu", "embed", "--quiet", "--precision", "f32", "--model", str(ROOT / "models/all-MiniLM-L6-v2"),
                         "--input", str(tmp / f"{side}.txt"), "--output", str(tmp / f"{side}.npy")], check=True, capture_output=True)
     results = {}
     for q in ("none", "binary", "int8"):

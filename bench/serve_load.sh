@@ -22,7 +22,7 @@ N=$(wc -l < "$WORK/sentences.txt")
 best=0
 for _ in 1 2; do
   start=$(date +%s.%N)
-  $LASE embed --model "$MODEL" --input "$WORK/sentences.txt" --output "$WORK/e.npy" --quiet
+  $LASE embed --precision "${LASE_PRECISION:-f32}" --model "$MODEL" --input "$WORK/sentences.txt" --output "$WORK/e.npy" --quiet
   end=$(date +%s.%N)
   rate=$(python3 -c "print($N/($end-$start))")
   best=$(python3 -c "print(max($best,$rate))")
@@ -58,8 +58,9 @@ end
 ''')
 PY
 
+# LASE_PRECISION: both sides' precision (default f32, as docs/benchmarks.md measured).
 # SERVE_ARGS: extra `lase serve` flags, e.g. "--forward-batch-tokens 256".
-$LASE serve --model "$MODEL" --port "$PORT" --max-queued-requests 1024 ${SERVE_ARGS:-} 2> "$WORK/server.log" &
+$LASE serve --precision "${LASE_PRECISION:-f32}" --model "$MODEL" --port "$PORT" --max-queued-requests 1024 ${SERVE_ARGS:-} 2> "$WORK/server.log" &
 SERVER=$!
 for _ in $(seq 1 100); do
   curl -sf "http://127.0.0.1:$PORT/health" > /dev/null && break

@@ -8,14 +8,16 @@ cd "$(dirname "$0")/.."
 student=${1:-models/lase-small}
 teacher=${2:-models/all-MiniLM-L6-v2}
 threads=${3:-2}
+# f32 unless LASE_PRECISION says otherwise (the figures in docs/benchmarks.md are f32).
+precision=${LASE_PRECISION:-f32}
 input=$(mktemp --suffix .txt)
 cat ../shared/data/flores200-devtest/devtest/eng_Latn.devtest ../shared/data/flores200-devtest/devtest/deu_Latn.devtest >"$input"
 n=$(wc -l <"$input")
 declare -A rate
 for model in "$teacher" "$student"; do
-  target/release/lase --threads "$threads" embed --model "$model" --input "$input" --output /tmp/speed.npy --quiet >/dev/null  # warm-up (page cache)
+  target/release/lase --threads "$threads" embed --precision "$precision" --model "$model" --input "$input" --output /tmp/speed.npy --quiet >/dev/null  # warm-up (page cache)
   start=$(date +%s.%N)
-  /usr/bin/time -f "%M" -o /tmp/speed.rss target/release/lase --threads "$threads" embed --model "$model" \
+  /usr/bin/time -f "%M" -o /tmp/speed.rss target/release/lase --threads "$threads" embed --precision "$precision" --model "$model" \
     --input "$input" --output /tmp/speed.npy --quiet >/dev/null
   end=$(date +%s.%N)
   seconds=$(echo "$end - $start" | bc -l)

@@ -7,6 +7,11 @@
 #
 # The margin threshold is model-specific (LASER's 1.06 fits LASER's score scale), so it
 # is chosen first for each model on the demo's disjoint calibration split, then applied.
+#
+# The demo runs in f32 (LASE_PRECISION, default f32), so that it prints the same numbers
+# on every CPU: lase's own default, --precision auto, computes in bf16 or int8 where the CPU
+# runs them fast, and the calibrated threshold moves with the last digits of the scores
+# (LASE_PRECISION=auto scripts/run.sh: README.md shows what it printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -15,20 +20,21 @@ MODEL=${LASE_MODEL:-models/lase-base}
 SMALL=${LASE_SMALL_MODEL:-models/lase-mini}
 TEACHER=models/all-MiniLM-L6-v2
 DEMO=data/demo/tico19-en-fr
+PRECISION=${LASE_PRECISION:-f32}
 mkdir -p out
 lase=target/release/lase
 
 mine_demo() { # MODEL TAG -> prints "precision recall F1 threshold" of the demo
   local model=$1 tag=$2 calibration threshold result
-  calibration=$($lase mine --quiet --model "$model" --src "$DEMO.calibration.en" --tgt "$DEMO.calibration.fr" \
+  calibration=$($lase mine --quiet --precision "$PRECISION" --model "$model" --src "$DEMO.calibration.en" --tgt "$DEMO.calibration.fr" \
     --output "out/demo-calibration-$tag.tsv" --gold "$DEMO.calibration.gold.tsv")
   threshold=$(echo "$calibration" | sed -n 's/.*--threshold \([0-9.]*\).*/\1/p')
-  result=$($lase mine --quiet --model "$model" --src "$DEMO.en" --tgt "$DEMO.fr" --output "out/demo-pairs-$tag.tsv" \
+  result=$($lase mine --quiet --precision "$PRECISION" --model "$model" --src "$DEMO.en" --tgt "$DEMO.fr" --output "out/demo-pairs-$tag.tsv" \
     --threshold "$threshold" --gold "$DEMO.gold.tsv" | grep "against")
   echo "$result" | sed -n "s/.*precision \([0-9.]*%\).*recall \([0-9.]*%\), F1 \([0-9.]*%\).*/\1 \2 \3 $threshold/p"
 }
 
-echo "== mining $DEMO.en x $DEMO.fr (ratio margin; each model's threshold calibrated on $DEMO.calibration.*)"
+echo "== mining $DEMO.en x $DEMO.fr (ratio margin; each model's threshold calibrated on $DEMO.calibration.*; --precision $PRECISION)"
 printf '%-28s %10s %8s %8s %10s\n' model precision recall F1 threshold
 for m in "$MODEL" "$SMALL" "$TEACHER"; do
   tag=$(basename "$m")

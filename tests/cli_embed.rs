@@ -232,6 +232,21 @@ fn a_closed_stdout_pipe_ends_the_command_without_a_panic() {
 }
 
 #[test]
+fn the_default_precision_is_auto() {
+    let model = tiny_model_dir();
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("in.txt");
+    std::fs::write(&input, "the cat sat on the mat\nun chat\n").unwrap();
+    let out = run_embed(model.path(), &input, &work.path().join("out.npy"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.lines().any(|l| l.starts_with("precision auto: ")),
+        "lase embed without --precision did not choose automatically: {stderr}"
+    );
+}
+
+#[test]
 fn precision_auto_says_what_it_picked_and_runs_it() {
     let model = tiny_model_dir();
     let work = tempfile::tempdir().unwrap();

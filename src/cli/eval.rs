@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::model_load::{PrecisionArgs, load_encoder};
+use super::model_load::{PrecisionChoice, load_encoder};
 use anyhow::Result;
 use clap::Args;
 
@@ -41,13 +41,16 @@ pub struct EvalArgs {
     /// Do not draw progress bars.
     #[arg(long)]
     quiet: bool,
-    #[command(flatten)]
-    precision: PrecisionArgs,
+    /// Numeric precision of the forward pass, as `lase embed --precision` takes it, but
+    /// f32 by default: an evaluation measures the model itself, the same on every CPU;
+    /// `--precision auto` measures what `lase embed` runs on this machine.
+    #[arg(long, default_value = "f32")]
+    precision: PrecisionChoice,
 }
 
 pub fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
     use lase::eval::{BenchmarkData, SuiteInput, registry, run_suites};
-    let encoder = load_encoder(&args.model, device, args.precision.precision)?;
+    let encoder = load_encoder(&args.model, device, args.precision)?;
     let options =
         lase::inference::EncodeOptions::for_device(device).with_batch_size(args.batch_size);
     let input = SuiteInput {

@@ -32,12 +32,14 @@ impl std::str::FromStr for PrecisionChoice {
 
 #[derive(Args, Clone, Debug)]
 pub struct PrecisionArgs {
-    /// Numeric precision of the forward pass: f32 (default, exact), bf16 (faster on
-    /// AMX / AVX512-BF16 CPUs and GPUs), int8 (dynamic int8 linear layers through
-    /// libtorch's FBGEMM kernels; CPU only), or auto (bf16 or int8 where the CPU runs
-    /// them fast and the model's vectors stay within cosine 0.95 of f32 on 32 probe
-    /// sentences, else f32; says what it picked). docs/benchmarks.md has speeds and accuracy.
-    #[arg(long, default_value = "f32")]
+    /// Numeric precision of the forward pass: auto (default: bf16 on CPUs with AMX or
+    /// AVX512-BF16, int8 on other AVX2 CPUs, each only where the model's vectors stay
+    /// within cosine 0.95 of f32 on 32 probe sentences, else f32; f32 on GPUs; prints
+    /// what it picked and why), f32 (exact), bf16 (bfloat16 products), int8 (dynamic
+    /// int8 linear layers through libtorch's FBGEMM kernels; CPU only). Retrieval in
+    /// bf16 and int8 stays within 0.1 P@1 of f32 on FLORES and Tatoeba
+    /// (docs/benchmarks.md, "Inference precision and retrieval").
+    #[arg(long, default_value = "auto")]
     pub precision: PrecisionChoice,
 }
 
