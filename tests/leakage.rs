@@ -161,9 +161,15 @@ fn every_shipped_recipe_trains_on_no_test_sentence() {
     .iter()
     .map(|n| format!("configs/ablation/lealla/{n}.toml"))
     .chain(
-        ["hard-contrastive", "mse", "priority", "priority-tcm"]
-            .iter()
-            .map(|n| format!("configs/ablation/soft/{n}.toml")),
+        [
+            "hard-contrastive",
+            "mse",
+            "mse-teacher-width",
+            "priority",
+            "priority-tcm",
+        ]
+        .iter()
+        .map(|n| format!("configs/ablation/soft/{n}.toml")),
     )
     .chain(["configs/lase-small.toml".to_owned()])
     .collect();
