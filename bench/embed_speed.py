@@ -241,7 +241,7 @@ def main():
         # time limit still leaves the parity and the numbers measured so far.
         lase(32, "f32")
         # GPU/CPU parity of lase itself (f32): the CPU run is timed too but not compared.
-        cpu_cmd = [args.lase, "--device", "cpu", "embed", "--quiet", "--model", args.model,
+        cpu_cmd = [args.lase, "--device", "cpu", "embed", "--quiet", "--precision", "f32", "--model", args.model,
                    "--input", str(text), "--output", str(tmp / "lase-cpu.npy")]
         run_child(cpu_cmd, env)
         a, c = np.load(tmp / "lase-f32.npy"), np.load(tmp / "lase-cpu.npy")

@@ -61,7 +61,7 @@ def main():
     tmp = Path(tempfile.mkdtemp(prefix="lase-mine-"))
     (tmp / "src.txt").write_text("\n".join(src) + "\n", encoding="utf-8")
     (tmp / "tgt.txt").write_text("\n".join(tgt) + "\n", encoding="utf-8")
-    out = subprocess.run([str(ROOT / "target/release/lase"), "--device", "cpu", "mine", "--quiet", "--model", args.model,
+    out = subprocess.run([str(ROOT / "target/release/lase"), "--device", "cpu", "mine", "--quiet", "--precision", "f32", "--model", args.model,
                           "--src", str(tmp / "src.txt"), "--tgt", str(tmp / "tgt.txt"), "--output", str(tmp / "pairs.tsv")],
                          check=True, capture_output=True, text=True).stdout
     print(out.strip())

@@ -64,10 +64,11 @@ def main():
 
     tmp = Path(tempfile.mkdtemp(prefix="lase-clients-"))
     (tmp / "s.txt").write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
-    subprocess.run([args.lase, "embed", "--quiet", "--normalize", "--model", args.model, "--input", str(tmp / "s.txt"),
+    # Both sides f32: auto may pick bf16, whose rows depend slightly on the batch they share.
+    subprocess.run([args.lase, "embed", "--quiet", "--precision", "f32", "--normalize", "--model", args.model, "--input", str(tmp / "s.txt"),
                     "--output", str(tmp / "ref.npy")], check=True)
     ref = np.load(tmp / "ref.npy")
-    server = subprocess.Popen([args.lase, "serve", "--model", args.model, "--port", str(args.port)],
+    server = subprocess.Popen([args.lase, "serve", "--precision", "f32", "--model", args.model, "--port", str(args.port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     failures = []
     try:

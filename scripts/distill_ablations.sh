@@ -49,8 +49,9 @@ for table in "${tables[@]}"; do
     soft-teacher-width) # issue 15 item 9: MSE with the teacher brought to the student's 256-d by PCA
       if [ ! -f runs/minilm-pca256/modules.json ]; then
         mkdir -p runs
-        for f in ../shared/data/tatoeba-challenge-eng-train/*/*.eng.gz; do zcat "$f" | head -n 200; done |
-          head -n 20000 >runs/minilm-pca256-sample.txt
+        # awk reads all of its input (head would close the pipe: SIGPIPE under pipefail)
+        for f in ../shared/data/tatoeba-challenge-eng-train/*/*.eng.gz; do zcat "$f" | awk 'NR <= 200'; done |
+          awk 'NR <= 20000' >runs/minilm-pca256-sample.txt
         rm -rf runs/minilm-pca256.partial
         $LASE reduce-dim --model models/all-MiniLM-L6-v2 --to 256 --sample runs/minilm-pca256-sample.txt \
           --output runs/minilm-pca256.partial

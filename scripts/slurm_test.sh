@@ -72,7 +72,7 @@ scripts/slurm_mine.sh --src "$work/eng.txt" --tgt "$work/deu.txt" --model "$mode
 t1=$(date +%s)
 echo "== sharded through Slurm: $((t1 - t0)) s; per-shard records:"
 cat "$work"/run/src/shard-*.json "$work"/run/tgt/shard-*.json | grep -h '"seconds"' | tr -s ' ' | paste -sd' '
-"$LASE" mine --quiet --indices --model "$model" --src "$work/eng.txt" --tgt "$work/deu.txt" --output "$work/single.tsv"
+"$LASE" mine --quiet --precision f32 --indices --model "$model" --src "$work/eng.txt" --tgt "$work/deu.txt" --output "$work/single.tsv"
 t2=$(date +%s)
 echo "== single-process lase mine: $((t2 - t1)) s"
 cmp "$work/single.tsv" "$work/sharded.tsv"

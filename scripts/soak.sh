@@ -11,7 +11,7 @@ shift $(($# < 2 ? $# : 2))
 LASE=${LASE:-./target/release/lase}
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 log=$(mktemp)
-$LASE serve --model "$model" --port "$port" --host 127.0.0.1 >"$log" 2>&1 &
+$LASE serve --precision "${LASE_PRECISION:-f32}" --model "$model" --port "$port" --host 127.0.0.1 >"$log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 120); do

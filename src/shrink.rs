@@ -109,6 +109,7 @@ pub fn shrink_model(model: &Path, options: &ShrinkOptions, output: &Path) -> Res
 
     write_dir_atomic(output, |dir| {
         copy_dir(model, dir)?;
+        crate::io::drop_model_card(dir)?;
         let named: Vec<(String, Tensor)> = weights.into_iter().collect();
         write_safetensors(&dir.join("model.safetensors"), &named)?;
         write_json(&dir.join("config.json"), &config)?;

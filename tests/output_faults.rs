@@ -9,8 +9,8 @@
 //! the same error path, with no mount needed.
 //! "No space": a real full file system. The command runs in a user and mount namespace
 //! (`unshare -Urm`, no privileges needed) where the output folder is a tmpfs just large
-//! enough for what it held before (copied in), so the command's first new page of output
-//! fails with ENOSPC. What the folder holds afterwards is copied out of the namespace
+//! enough for what it held before (copied in) plus one free page, so the command's
+//! output fails with ENOSPC by its second new page. What the folder holds afterwards is copied out of the namespace
 //! and compared with what it held before.
 
 mod common;

@@ -126,7 +126,14 @@ fn sharded_mining_equals_lase_mine_for_1_2_and_7_shards() {
     let tgt = corpus(work.path(), "tgt.txt", 6 * 8192 + 5000, 2);
     let single = work.path().join("single.tsv");
     run(lase()
-        .args(["mine", "--quiet", "--indices", "--model"])
+        .args([
+            "mine",
+            "--quiet",
+            "--precision",
+            "f32",
+            "--indices",
+            "--model",
+        ])
         .arg(&model)
         .arg("--src")
         .arg(&src)

@@ -33,12 +33,12 @@ impl std::str::FromStr for PrecisionChoice {
 #[derive(Args, Clone, Debug)]
 pub struct PrecisionArgs {
     /// Numeric precision of the forward pass: auto (default: bf16 on CPUs with AMX or
-    /// AVX512-BF16, int8 on other AVX2 CPUs, each only where the model's vectors stay
-    /// within cosine 0.95 of f32 on 32 probe sentences, else f32; f32 on GPUs; prints
-    /// what it picked and why), f32 (exact), bf16 (bfloat16 products), int8 (dynamic
-    /// int8 linear layers through libtorch's FBGEMM kernels; CPU only). Retrieval in
-    /// bf16 and int8 stays within 0.1 P@1 of f32 on FLORES and Tatoeba
-    /// (docs/benchmarks.md, "Inference precision and retrieval").
+    /// AVX512-BF16 where the model's vectors stay within cosine 0.95 of f32 on 32 probe
+    /// sentences, else f32; prints what it picked and why), f32 (exact), bf16 (bfloat16
+    /// products), int8 (dynamic int8 linear layers through libtorch's FBGEMM kernels; CPU
+    /// only; one activation scale per batch, so a vector depends on its batch). On
+    /// AVX512-BF16/AMX CPUs bf16 kept FLORES and Tatoeba P@1 within 0.06 of f32, int8
+    /// within 0.25 (docs/benchmarks.md, "Inference precision and retrieval").
     #[arg(long, default_value = "auto")]
     pub precision: PrecisionChoice,
 }

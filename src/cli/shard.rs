@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::model_load::{PrecisionArgs, load_encoder};
+use super::model_load::{PrecisionChoice, load_encoder};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use lase::shard::{Direction, StepOutcome, Store};
@@ -51,8 +51,11 @@ pub struct EmbedArgs {
     batch_size: usize,
     #[arg(long)]
     quiet: bool,
-    #[command(flatten)]
-    precision: PrecisionArgs,
+    /// Numeric precision of the forward pass, as `lase embed --precision` takes it, but
+    /// f32 by default: a cluster's nodes may be of different CPU kinds, and `auto` would
+    /// embed their shards in different precisions (bf16 on some, f32 on others).
+    #[arg(long, default_value = "f32")]
+    precision: PrecisionChoice,
 }
 
 #[derive(Args)]
@@ -123,7 +126,7 @@ pub fn run(command: ShardCommand, device: tch::Device) -> Result<()> {
         ShardCommand::Embed(a) => {
             let store = Store::open(&a.store)?;
             store.range(a.shard)?;
-            let encoder = load_encoder(&a.model, device, a.precision.precision)?;
+            let encoder = load_encoder(&a.model, device, a.precision)?;
             let options =
                 lase::inference::EncodeOptions::for_device(device).with_batch_size(a.batch_size);
             let outcome =

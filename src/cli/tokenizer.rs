@@ -1,4 +1,4 @@
-//! `lase tokenizer train` and `lase tokenizer coverage`.
+//! `lase tokenizer train`, `coverage` and `extend`.
 
 use std::path::PathBuf;
 
@@ -78,13 +78,20 @@ pub fn tokenizer_coverage(args: TokenizerCoverageArgs) -> Result<()> {
     let config = lase::train::TrainConfig::from_file(&args.config)?;
     let (corpus, _) =
         lase::train::training_data::training_and_dev_sets(&config.data, config.run.seed)?;
+    use lase::tokenizer::coverage::{coverage, special_tokens_per_sentence, unknown_id};
     let max_tokens = encoder.tokenizer().max_length();
-    let report = lase::tokenizer::coverage::coverage(
-        encoder.tokenizer().inner(),
+    let tokenizer = encoder.tokenizer().inner();
+    if unknown_id(tokenizer).is_none() {
+        println!(
+            "this tokenizer has no unknown token: every [UNK] share below is 0 by construction"
+        );
+    }
+    let report = coverage(
+        tokenizer,
         corpus.sentences(),
         args.per_language,
         max_tokens,
-        2,
+        special_tokens_per_sentence(tokenizer),
     )?;
     println!(
         "{} on {} ({} languages, up to {} sentences each, cut at {max_tokens} tokens)",

@@ -47,6 +47,13 @@ pub fn verify(dir: &Path) -> Result<Option<usize>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(LaseError::io(&manifest_path, e)),
     };
+    if text.trim().is_empty() {
+        // An emptied manifest would turn the check off without a word.
+        return Err(LaseError::bad_file(
+            &manifest_path,
+            "empty: it lists no file (delete it to load the folder unchecked)",
+        ));
+    }
     let mut checked = 0;
     for (index, line) in text.lines().enumerate() {
         let line_no = index + 1;
@@ -61,14 +68,27 @@ pub fn verify(dir: &Path) -> Result<Option<usize>> {
             )
         })?;
         let path = dir.join(rel);
-        if !path.is_file() {
-            return Err(LaseError::bad_file(
-                &path,
-                format!(
-                    "listed in {} line {line_no} but missing",
-                    manifest_path.display()
-                ),
-            ));
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => {
+                return Err(LaseError::bad_file(
+                    &path,
+                    format!(
+                        "listed in {} line {line_no} but not a file",
+                        manifest_path.display()
+                    ),
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(LaseError::bad_file(
+                    &path,
+                    format!(
+                        "listed in {} line {line_no} but missing",
+                        manifest_path.display()
+                    ),
+                ));
+            }
+            Err(e) => return Err(LaseError::io(&path, e)),
         }
         let actual = sha256_of(&path)?;
         if actual != expected {
@@ -76,7 +96,8 @@ pub fn verify(dir: &Path) -> Result<Option<usize>> {
                 &path,
                 format!(
                     "SHA-256 {actual} does not match {expected} in {} line {line_no}: the file \
-                     was damaged or changed after the folder was written",
+                     was damaged or changed after the folder was written (changed on purpose: \
+                     delete {CHECKSUMS_FILE}, or write it anew with sha256sum in the folder)",
                     manifest_path.display()
                 ),
             ));
@@ -113,15 +134,21 @@ fn sha256_of(path: &Path) -> Result<String> {
 
 fn list_files(root: &Path, dir: &Path, found: &mut Vec<String>) -> Result<()> {
     for entry in std::fs::read_dir(dir).map_err(|e| LaseError::io(dir, e))? {
-        let path: PathBuf = entry.map_err(|e| LaseError::io(dir, e))?.path();
-        if path.is_dir() {
+        let entry = entry.map_err(|e| LaseError::io(dir, e))?;
+        let path: PathBuf = entry.path();
+        // The entry's own type: a symbolic link to a folder is not followed (no cycles).
+        let kind = entry.file_type().map_err(|e| LaseError::io(&path, e))?;
+        if kind.is_dir() {
             list_files(root, &path, found)?;
         } else {
             let rel = path.strip_prefix(root).expect("listed under root");
-            let parts: Vec<String> = rel
+            let parts = rel
                 .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
+                .map(|c| c.as_os_str().to_str().map(str::to_owned))
+                .collect::<Option<Vec<String>>>()
+                .ok_or_else(|| {
+                    LaseError::bad_file(&path, "a file name that is not UTF-8 cannot be listed")
+                })?;
             found.push(parts.join("/"));
         }
     }
@@ -181,6 +208,9 @@ mod tests {
     fn no_manifest_means_unchecked_and_bad_lines_are_refused() {
         let dir = folder();
         assert_eq!(verify(dir.path()).unwrap(), None);
+        std::fs::write(dir.path().join(CHECKSUMS_FILE), "\n").unwrap();
+        let e = verify(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("empty"), "{e}");
         for bad in [
             "xyz  config.json",
             &format!("{}  ../outside", "0".repeat(64)),

@@ -25,3 +25,14 @@ pub fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// Removes the model card (`README.md`) from a folder copied from another model: it
+/// describes that model, not the one derived from it.
+pub fn drop_model_card(dir: &Path) -> Result<()> {
+    let card = dir.join("README.md");
+    match std::fs::remove_file(&card) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(LaseError::io(&card, e)),
+    }
+}

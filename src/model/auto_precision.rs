@@ -2,8 +2,11 @@
 //! model's vectors within an accuracy budget of float32, checked on the model itself.
 //!
 //! The candidate comes from the hardware: on a CPU with AVX512-BF16 or AMX, bf16 (native
-//! bfloat16 products); on another x86-64 CPU with AVX2, int8 (FBGEMM's dynamic int8
-//! linear layers); on a GPU, or a CPU with neither, float32. The candidate is then checked
+//! bfloat16 products); on a GPU or any other CPU, float32. int8 is never the automatic
+//! choice: its activations are quantised with one scale per forward pass
+//! (src/model/int8.rs), so a sentence's vector depends on the sentences it shares a batch
+//! with (in `lase serve`, on other users' requests), and its speed and accuracy on
+//! AVX2-only CPUs are not measured; `--precision int8` opts in. The candidate is then checked
 //! on this model: 32 sentences in 16 languages (probe_sentences.txt, written for this
 //! check, in no test set) are encoded in float32 and in the candidate, and the candidate
 //! is kept only if the worst cosine between the two is at least
@@ -21,10 +24,10 @@ pub const PROBE_SENTENCES: &str = include_str!("probe_sentences.txt");
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AutoPrecisionBudget {
     /// Lowest worst-case cosine, over the probe sentences, between the candidate's
-    /// vectors and float32's. 0.95: all-MiniLM-L6-v2 in int8 has a worst cosine of
-    /// 0.958 over 4,000 sentences, in bf16 0.9998; lase-base and lase-mini in bf16 and int8
-    /// keep FLORES and Tatoeba P@1 within 0.11 of float32 on AVX512-BF16 and AMX CPUs
-    /// (docs/benchmarks.md, "Inference precision and retrieval").
+    /// vectors and float32's. 0.95: all-MiniLM-L6-v2 in bf16 has a worst cosine of 0.9998
+    /// over 4,000 sentences; lase-base and lase-mini in bf16 keep FLORES and Tatoeba P@1
+    /// within 0.06 of float32 on AVX512-BF16 and AMX CPUs (docs/benchmarks.md, "Inference
+    /// precision and retrieval").
     pub min_cosine: f64,
 }
 
@@ -52,13 +55,10 @@ pub fn hardware_candidate(device: Device) -> (Precision, &'static str) {
     if crate::runtime::cpu_has_fast_bf16() {
         return (Precision::Bf16, "the CPU has AVX512-BF16 or AMX");
     }
-    if cfg!(target_arch = "x86_64") && std::arch::is_x86_feature_detected!("avx2") {
-        return (
-            Precision::Int8,
-            "the CPU has AVX2 but neither AVX512-BF16 nor AMX",
-        );
-    }
-    (Precision::F32, "the CPU has neither AVX2 nor native bf16")
+    (
+        Precision::F32,
+        "the CPU has neither AVX512-BF16 nor AMX (int8 is never automatic: --precision int8 opts in)",
+    )
 }
 
 /// Sets `encoder` (float32, as loaded) to the automatic precision and says why.

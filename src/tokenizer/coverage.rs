@@ -40,11 +40,22 @@ impl LanguageCoverage {
     }
 }
 
-/// The id of the tokenizer's unknown token (`[UNK]`, `<unk>`), if it has one.
+/// The id of the tokenizer model's unknown token (WordPiece's and BPE's `unk_token`,
+/// Unigram's `unk_id`), if it has one (byte-level BPE has none: it never loses text).
 pub fn unknown_id(tokenizer: &Tokenizer) -> Option<u32> {
-    ["[UNK]", "<unk>", "<UNK>"]
-        .iter()
-        .find_map(|t| tokenizer.token_to_id(t))
+    let model = serde_json::to_value(tokenizer.get_model()).ok()?;
+    match model["unk_token"].as_str() {
+        Some(token) => tokenizer.token_to_id(token),
+        None => model["unk_id"].as_u64().map(|id| id as u32),
+    }
+}
+
+/// Special tokens the tokenizer's post-processor adds to one sentence ([CLS] and [SEP]: 2).
+pub fn special_tokens_per_sentence(tokenizer: &Tokenizer) -> usize {
+    use tokenizers::PostProcessor;
+    tokenizer
+        .get_post_processor()
+        .map_or(0, |p| p.added_tokens(false))
 }
 
 /// Coverage per language of `sentences` (text, language code), at most `per_language`

@@ -74,6 +74,7 @@ pub fn extend_vocabulary(
 
     // The folder: everything copied, then the changed files replaced.
     crate::io::copy_dir(model, output)?;
+    crate::io::drop_model_card(output)?;
     let named: Vec<(String, Tensor)> = tensors.into_iter().collect();
     write_safetensors(&output.join("model.safetensors"), &named)?;
     let mut config = read_json(&model.join("config.json"))?;
@@ -295,8 +296,19 @@ mod tests {
             })
             .collect();
         let sample: Vec<&str> = sample.iter().map(String::as_str).collect();
+        // The old folder as lase ships one: a model card and a checksum manifest, both
+        // about the old model.
+        std::fs::write(dir.path().join("old/README.md"), "# the old model").unwrap();
+        crate::io::checksums::write(&dir.path().join("old")).unwrap();
         let out = dir.path().join("new");
         let r = extend_vocabulary(&dir.path().join("old"), &sample, 50, &out).unwrap();
+        // The new folder's manifest describes its own (changed) files; the card is gone.
+        assert!(
+            crate::io::checksums::verify(&out)
+                .unwrap()
+                .is_some_and(|n| n >= 2)
+        );
+        assert!(!out.join("README.md").exists());
         assert_eq!(r.old_vocab_size, old.get_vocab_size(true));
         assert!(r.new_vocab_size > r.old_vocab_size, "{r:?}");
         assert!(

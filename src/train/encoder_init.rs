@@ -59,7 +59,19 @@ pub fn extended_init(
     seed: u64,
 ) -> Result<PathBuf> {
     let target = out.join("init");
-    if target.join("model.safetensors").exists() && target.join("EXTENDED").exists() {
+    // What the folder was built from: a folder built from other settings is rebuilt.
+    let settings = serde_json::json!({
+        "init_from": dir,
+        "pieces": x.pieces,
+        "sample_sentences": x.sample_sentences,
+        "alpha": x.alpha,
+        "seed": seed,
+    });
+    let built_from = std::fs::read_to_string(target.join("EXTENDED"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .map(|v| v["settings"].clone());
+    if target.join("model.safetensors").exists() && built_from.as_ref() == Some(&settings) {
         return Ok(target);
     }
     // The transformer folder of a sentence-transformers model is its root here.
@@ -93,7 +105,8 @@ pub fn extended_init(
         report.tokens_per_sentence_after,
         report.examples
     );
-    let text = serde_json::to_string_pretty(&report).expect("report serialises");
+    let record = serde_json::json!({ "settings": settings, "report": report });
+    let text = serde_json::to_string_pretty(&record).expect("report serialises");
     write_atomic(partial.join("EXTENDED"), text.as_bytes())?;
     if target.exists() {
         std::fs::remove_dir_all(&target).map_err(|e| LaseError::io(&target, e))?;
