@@ -7,7 +7,7 @@
 //! from another tool) loads unchecked, as before. The model card (`README.md` at the top)
 //! is left out, so editing the card does not invalidate the weights' checksums.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
@@ -23,8 +23,7 @@ const NOT_COVERED: &[&str] = &[CHECKSUMS_FILE, "README.md"];
 /// Writes `dir/checksums.sha256` for every file under `dir` (sorted, `/`-separated paths
 /// relative to `dir`), atomically. Returns how many files it covers.
 pub fn write(dir: &Path) -> Result<usize> {
-    let mut files = Vec::new();
-    list_files(dir, dir, &mut files)?;
+    let mut files = crate::io::files_under(dir)?;
     files.retain(|rel| !NOT_COVERED.contains(&rel.as_str()));
     files.sort();
     let mut manifest = String::new();
@@ -130,29 +129,6 @@ fn sha256_of(path: &Path) -> Result<String> {
     let mut hasher = Sha256::new();
     std::io::copy(&mut file, &mut hasher).map_err(|e| LaseError::io(path, e))?;
     Ok(format!("{:x}", hasher.finalize()))
-}
-
-fn list_files(root: &Path, dir: &Path, found: &mut Vec<String>) -> Result<()> {
-    for entry in std::fs::read_dir(dir).map_err(|e| LaseError::io(dir, e))? {
-        let entry = entry.map_err(|e| LaseError::io(dir, e))?;
-        let path: PathBuf = entry.path();
-        // The entry's own type: a symbolic link to a folder is not followed (no cycles).
-        let kind = entry.file_type().map_err(|e| LaseError::io(&path, e))?;
-        if kind.is_dir() {
-            list_files(root, &path, found)?;
-        } else {
-            let rel = path.strip_prefix(root).expect("listed under root");
-            let parts = rel
-                .components()
-                .map(|c| c.as_os_str().to_str().map(str::to_owned))
-                .collect::<Option<Vec<String>>>()
-                .ok_or_else(|| {
-                    LaseError::bad_file(&path, "a file name that is not UTF-8 cannot be listed")
-                })?;
-            found.push(parts.join("/"));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

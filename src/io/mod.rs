@@ -36,3 +36,36 @@ pub fn drop_model_card(dir: &Path) -> Result<()> {
         Err(e) => Err(LaseError::io(&card, e)),
     }
 }
+
+/// Every file under `dir` (recursively; a symbolic link to a folder is not followed), as
+/// paths relative to `dir` with `/` separators, sorted. A name that is not UTF-8 is an
+/// error naming it.
+pub fn files_under(dir: &Path) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    list_files(dir, dir, &mut found)?;
+    found.sort();
+    Ok(found)
+}
+
+fn list_files(root: &Path, dir: &Path, found: &mut Vec<String>) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(|e| LaseError::io(dir, e))? {
+        let entry = entry.map_err(|e| LaseError::io(dir, e))?;
+        let path = entry.path();
+        // The entry's own type: a symbolic link to a folder is not followed (no cycles).
+        let kind = entry.file_type().map_err(|e| LaseError::io(&path, e))?;
+        if kind.is_dir() {
+            list_files(root, &path, found)?;
+        } else {
+            let rel = path.strip_prefix(root).expect("listed under root");
+            let parts = rel
+                .components()
+                .map(|c| c.as_os_str().to_str().map(str::to_owned))
+                .collect::<Option<Vec<String>>>()
+                .ok_or_else(|| {
+                    LaseError::bad_file(&path, "a file name that is not UTF-8 cannot be listed")
+                })?;
+            found.push(parts.join("/"));
+        }
+    }
+    Ok(())
+}

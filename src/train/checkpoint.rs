@@ -141,24 +141,13 @@ pub fn read_state(dir: &Path) -> Result<TrainState> {
 
 /// CRC-32 of every file under `dir` (recursively), by path relative to `dir`.
 fn checksums(dir: &Path) -> Result<BTreeMap<String, u32>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).map_err(|e| LaseError::io(&d, e))? {
-            let path = entry.map_err(|e| LaseError::io(&d, e))?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let name = path
-                    .strip_prefix(dir)
-                    .expect("under dir")
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                out.insert(name, crc32_of(&path)?);
-            }
-        }
-    }
-    Ok(out)
+    crate::io::files_under(dir)?
+        .into_iter()
+        .map(|name| {
+            let crc = crc32_of(&dir.join(&name))?;
+            Ok((name, crc))
+        })
+        .collect()
 }
 
 fn crc32_of(path: &Path) -> Result<u32> {
