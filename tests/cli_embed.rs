@@ -326,3 +326,31 @@ fn precision_auto_says_what_it_picked_and_runs_it() {
         "{err}"
     );
 }
+
+/// `--precision`'s default per command: auto where the output serves a user on this
+/// machine (embed, mine, serve), f32 where it must be the same on every CPU (eval,
+/// shard embed). Read from each command's help, which prints clap's default.
+#[test]
+fn each_command_has_its_documented_default_precision() {
+    let default_of = |command: &[&str]| {
+        let out = lase().args(command).arg("--help").output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = help
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with("--precision"))
+            .find(|l| l.contains("[default: "))
+            .unwrap_or_else(|| panic!("{command:?}: no --precision default in {help}"))
+            .to_owned();
+        line.rsplit("[default: ")
+            .next()
+            .unwrap()
+            .trim_end_matches(']')
+            .to_owned()
+    };
+    for command in [&["embed"][..], &["mine"], &["serve"]] {
+        assert_eq!(default_of(command), "auto", "{command:?}");
+    }
+    for command in [&["eval"][..], &["shard", "embed"]] {
+        assert_eq!(default_of(command), "f32", "{command:?}");
+    }
+}
