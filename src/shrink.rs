@@ -20,7 +20,7 @@ use tch::{Kind, Tensor};
 
 use crate::error::{LaseError, Result};
 use crate::io::atomic::{write_atomic, write_dir_atomic};
-use crate::io::copy_dir;
+use crate::io::copy_model_folder;
 use crate::io::safetensors::{read_safetensors, write_safetensors};
 use crate::tokenizer::extend::{read_json, write_json};
 use crate::tokenizer::prune::{PruneReport, prune_wordpiece};
@@ -108,8 +108,7 @@ pub fn shrink_model(model: &Path, options: &ShrinkOptions, output: &Path) -> Res
     let parameters_after: i64 = weights.values().map(Tensor::numel).map(|n| n as i64).sum();
 
     write_dir_atomic(output, |dir| {
-        copy_dir(model, dir)?;
-        crate::io::drop_model_card(dir)?;
+        copy_model_folder(model, dir)?;
         let named: Vec<(String, Tensor)> = weights.into_iter().collect();
         write_safetensors(&dir.join("model.safetensors"), &named)?;
         write_json(&dir.join("config.json"), &config)?;
@@ -119,7 +118,7 @@ pub fn shrink_model(model: &Path, options: &ShrinkOptions, output: &Path) -> Res
                 write_atomic(dir.join("vocab.txt"), pruned.vocab_txt.as_bytes())?;
             }
         }
-        // The copied checksums describe the input's files: describe this folder's.
+        // This folder's own checksums (the input's were not copied).
         crate::io::checksums::write(dir)?;
         Ok(())
     })?;

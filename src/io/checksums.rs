@@ -23,9 +23,8 @@ const NOT_COVERED: &[&str] = &[CHECKSUMS_FILE, "README.md"];
 /// Writes `dir/checksums.sha256` for every file under `dir` (sorted, `/`-separated paths
 /// relative to `dir`), atomically. Returns how many files it covers.
 pub fn write(dir: &Path) -> Result<usize> {
-    let mut files = crate::io::files_under(dir)?;
+    let mut files = crate::io::files_under(dir)?; // sorted
     files.retain(|rel| !NOT_COVERED.contains(&rel.as_str()));
-    files.sort();
     let mut manifest = String::new();
     for rel in &files {
         let digest = sha256_of(&dir.join(rel))?;

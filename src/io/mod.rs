@@ -11,30 +11,30 @@ use std::path::Path;
 
 use crate::error::{LaseError, Result};
 
-/// Copies the folder `from` (recursively) to `to`, creating `to`.
-pub fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+/// Copies the model folder `from` to `to` as the start of a model derived from it,
+/// leaving out the two top-level files that describe `from` itself: its model card
+/// (`README.md`) and its checksum manifest (the new folder writes its own).
+pub fn copy_model_folder(from: &Path, to: &Path) -> Result<()> {
+    copy_dir_leaving_out(from, to, &["README.md", checksums::CHECKSUMS_FILE])
+}
+
+/// Copies the folder `from` (recursively) to `to`, creating `to`, without the top-level
+/// entries named in `leave_out`.
+fn copy_dir_leaving_out(from: &Path, to: &Path, leave_out: &[&str]) -> Result<()> {
     std::fs::create_dir_all(to).map_err(|e| LaseError::io(to, e))?;
     for entry in std::fs::read_dir(from).map_err(|e| LaseError::io(from, e))? {
         let entry = entry.map_err(|e| LaseError::io(from, e))?;
+        if leave_out.iter().any(|name| entry.file_name() == *name) {
+            continue;
+        }
         let (src, dst) = (entry.path(), to.join(entry.file_name()));
         if src.is_dir() {
-            copy_dir(&src, &dst)?;
+            copy_dir_leaving_out(&src, &dst, &[])?;
         } else {
             std::fs::copy(&src, &dst).map_err(|e| LaseError::io(&src, e))?;
         }
     }
     Ok(())
-}
-
-/// Removes the model card (`README.md`) from a folder copied from another model: it
-/// describes that model, not the one derived from it.
-pub fn drop_model_card(dir: &Path) -> Result<()> {
-    let card = dir.join("README.md");
-    match std::fs::remove_file(&card) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(LaseError::io(&card, e)),
-    }
 }
 
 /// Every file under `dir` (recursively; a symbolic link to a folder is not followed), as

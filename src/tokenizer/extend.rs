@@ -73,8 +73,7 @@ pub fn extend_vocabulary(
     let tensors = extended_weights(model, &old, &added, &prefix, v)?;
 
     // The folder: everything copied, then the changed files replaced.
-    crate::io::copy_dir(model, output)?;
-    crate::io::drop_model_card(output)?;
+    crate::io::copy_model_folder(model, output)?;
     let named: Vec<(String, Tensor)> = tensors.into_iter().collect();
     write_safetensors(&output.join("model.safetensors"), &named)?;
     let mut config = read_json(&model.join("config.json"))?;
@@ -91,7 +90,7 @@ pub fn extend_vocabulary(
         }
         crate::io::atomic::write_atomic(output.join("vocab.txt"), text.as_bytes())?;
     }
-    // The copied checksums describe the input's files: describe this folder's.
+    // This folder's own checksums (the input's were not copied).
     crate::io::checksums::write(output)?;
 
     let (_, new, _) = read_wordpiece(&output.join("tokenizer.json"))?;
