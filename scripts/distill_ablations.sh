@@ -47,16 +47,7 @@ for table in "${tables[@]}"; do
     shape) for v in wide-shallow thin-shallow; do row shape "$v"; done ;;  # thin-deep = lealla/ams
     soft) for v in hard-contrastive mse priority priority-tcm; do row soft "$v"; done ;;
     soft-teacher-width) # issue 15 item 9: MSE with the teacher brought to the student's 256-d by PCA
-      if [ ! -f runs/minilm-pca256/modules.json ]; then
-        mkdir -p runs
-        # awk reads all of its input (head would close the pipe: SIGPIPE under pipefail)
-        for f in ../shared/data/tatoeba-challenge-eng-train/*/*.eng.gz; do zcat "$f" | awk 'NR <= 200'; done |
-          awk 'NR <= 20000' >runs/minilm-pca256-sample.txt
-        rm -rf runs/minilm-pca256.partial
-        $LASE reduce-dim --model models/all-MiniLM-L6-v2 --to 256 --sample runs/minilm-pca256-sample.txt \
-          --output runs/minilm-pca256.partial
-        mv runs/minilm-pca256.partial runs/minilm-pca256
-      fi
+      LASE=$LASE scripts/minilm_pca256.sh
       row soft mse-teacher-width ;;
     soft-multilingual)
       row soft-multilingual priority
