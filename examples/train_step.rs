@@ -21,7 +21,7 @@
 use lase::model::Precision;
 use lase::runtime::{DeviceChoice, resolve_device};
 use lase::tokenizer::{SentenceTokenizer, TokenIds};
-use lase::train::config::{ContrastiveKind, ModelConfig, ObjectiveConfig, OptimizerConfig};
+use lase::train::config::{ModelConfig, ObjectiveConfig, OptimizerConfig};
 use lase::train::encoder_init::new_encoder;
 use lase::train::grad_cache::{PassOptions, forward_backward};
 use lase::train::objective::{BatchContext, Objective};
@@ -128,12 +128,11 @@ fn main() -> anyhow::Result<()> {
             tch::Cuda::synchronize(i as i64);
         }
     };
-    let objective_config = ObjectiveConfig {
-        contrastive: ContrastiveKind::InfoNce,
-        temperature: batch.temperature,
-        xtr: false,
-        ..ObjectiveConfig::default()
-    };
+    let objective_config = ObjectiveConfig::default()
+        .with("contrastive", "info-nce")
+        .and_then(|o| o.with("temperature", batch.temperature))
+        .and_then(|o| o.with("xtr", false))
+        .map_err(anyhow::Error::msg)?;
     let objective = Objective::new(&objective_config, encoder.dim(), 1, 0, None, device)?;
     let params = trainable_parameters(&encoder, &objective);
     let optimizer_config = OptimizerConfig {

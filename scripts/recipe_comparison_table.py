@@ -10,6 +10,7 @@ Prints one table per arm, then the dev P@1 each arm had reached at each budget.
 Usage: recipe_comparison_table.py DIR ARM [ARM...]
 """
 import json
+import math
 import os
 import sys
 
@@ -48,8 +49,8 @@ def main():
     longest = min((dev[-1][2] for _, dev in runs.values() if dev), default=0)
     if longest <= 0:
         return
-    budgets = [b for b in range(600, int(longest) + 1, 600)] or [int(longest)]
-    print("## dev P@1 reached within each budget of training CPU seconds\n")
+    budgets = list(range(300, math.ceil(longest) + 1, 300)) or [math.ceil(longest)]
+    print("## dev P@1 reached within each budget of training CPU seconds (every 300)\n")
     print("| arm | " + " | ".join(str(b) for b in budgets) + " |")
     print("| --- |" + " ---: |" * len(budgets))
     for arm, (_, dev) in runs.items():

@@ -13,6 +13,7 @@
 
 use tch::{Kind, Tensor};
 
+use super::term::{self, Checks, Section, Settings, Switch, Term, TermInput, TermSpec};
 use super::{bidirectional_diagonal_cross_entropy, cosine_matrix};
 
 /// Margin m used by ems.txt's AMS comparison (LaBSE: 0.3).
@@ -30,6 +31,52 @@ pub fn additive_margin_softmax(x: &Tensor, y: &Tensor, margin: f64, scale: f64) 
     let eye = Tensor::eye(n, (Kind::Float, sim.device())).to_kind(sim.kind());
     bidirectional_diagonal_cross_entropy(&((sim - eye * margin) * scale))
 }
+
+/// `contrastive = "ams"` with `margin` ([`DEFAULT_MARGIN`]) and `scale`
+/// ([`DEFAULT_SCALE`], EMS's variant; LEALLA's recipes set [`LEALLA_SCALE`]).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct AmsSettings {
+    #[serde(default = "AmsSettings::default_margin")]
+    pub margin: f64,
+    #[serde(default = "AmsSettings::default_scale")]
+    pub scale: f64,
+}
+
+impl AmsSettings {
+    fn default_margin() -> f64 {
+        DEFAULT_MARGIN
+    }
+    fn default_scale() -> f64 {
+        DEFAULT_SCALE
+    }
+}
+
+impl Settings for AmsSettings {
+    const SECTION: Section = Section::Objective;
+    const KEYS: &'static [&'static str] = &["margin", "scale"];
+    fn check(&self, checks: &mut Checks) {
+        checks.finite("objective.margin", self.margin);
+        checks.positive("objective.scale", self.scale);
+    }
+}
+
+impl Term for AmsSettings {
+    fn loss(&self, input: &TermInput) -> Tensor {
+        additive_margin_softmax(input.x, input.y, self.margin, self.scale)
+    }
+}
+
+pub const TERM: TermSpec = TermSpec {
+    name: "ams",
+    section: Section::Objective,
+    switch: Switch::Contrastive("ams"),
+    keys: AmsSettings::KEYS,
+    needs_bags: false,
+    needs_second_view: false,
+    resolve: term::resolve::<AmsSettings>,
+    check: term::check::<AmsSettings>,
+    build: |section, _| Ok(Box::new(term::read::<AmsSettings>(section)?)),
+};
 
 #[cfg(test)]
 mod tests {

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use tch::{Tensor, nn, nn::Module};
 
 use super::info_nce::bidirectional_info_nce;
+use super::term::{self, Checks, Section, Settings, Switch, Term, TermInput, TermSpec};
 
 /// Hyperparameters of the EMS contrastive head, ems.txt's defaults.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -79,6 +80,47 @@ impl EmsContrastive {
         bidirectional_info_nce(&self.project(u), &self.project(v), self.temperature)
     }
 }
+
+/// `contrastive = "ems"` with its head's settings in `ems = { ... }`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct EmsSettings {
+    #[serde(default)]
+    pub ems: EmsContrastiveConfig,
+}
+
+impl Settings for EmsSettings {
+    const SECTION: Section = Section::Objective;
+    const KEYS: &'static [&'static str] = &["ems"];
+    fn check(&self, checks: &mut Checks) {
+        checks.positive("objective.ems.temperature", self.ems.temperature);
+        checks.at_least("objective.ems.projection_dim", self.ems.projection_dim, 1);
+    }
+}
+
+impl Term for EmsContrastive {
+    fn loss(&self, input: &TermInput) -> Tensor {
+        EmsContrastive::loss(self, input.x, input.y)
+    }
+}
+
+pub const TERM: TermSpec = TermSpec {
+    name: "ems_contrastive",
+    section: Section::Objective,
+    switch: Switch::Contrastive("ems"),
+    keys: EmsSettings::KEYS,
+    needs_bags: false,
+    needs_second_view: false,
+    resolve: term::resolve::<EmsSettings>,
+    check: term::check::<EmsSettings>,
+    build: |section, setup| {
+        let settings = term::read::<EmsSettings>(section)?;
+        Ok(Box::new(EmsContrastive::new(
+            setup.path,
+            setup.dim,
+            &settings.ems,
+        )))
+    },
+};
 
 #[cfg(test)]
 mod tests {

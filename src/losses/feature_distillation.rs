@@ -10,6 +10,7 @@
 //! training, which made f(x) and the loss hundreds of times the contrastive term.
 //! f exists only for training; the exported student keeps its d-dimensional output.
 
+use super::term::{self, Checks, Section, Settings, Switch, Term, TermInput, TermSpec};
 use tch::{Tensor, nn, nn::Module};
 
 /// The up-projection f: d -> d_teacher and the loss.
@@ -41,6 +42,58 @@ impl FeatureDistillation {
             / n
     }
 }
+
+/// `[objective.distillation] feature = β` (lealla.txt: 1e3 small/base, 1e4 large; off by
+/// default).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct FeatureDistillationSettings {
+    #[serde(default)]
+    pub feature: f64,
+}
+
+impl Settings for FeatureDistillationSettings {
+    const SECTION: Section = Section::Distillation;
+    const KEYS: &'static [&'static str] = &["feature"];
+    fn check(&self, checks: &mut Checks) {
+        checks.non_negative("objective.distillation.feature", self.feature);
+    }
+}
+
+/// The up-projection with its weight β.
+struct WeightedFeatureDistillation {
+    head: FeatureDistillation,
+    weight: f64,
+}
+
+impl Term for WeightedFeatureDistillation {
+    fn loss(&self, input: &TermInput) -> Tensor {
+        let t = input
+            .teacher
+            .expect("feature distillation needs the teacher's vectors");
+        self.head.loss(&t.x, &t.y, input.x, input.y) * self.weight
+    }
+}
+
+pub const TERM: TermSpec = TermSpec {
+    name: "feature_distillation",
+    section: Section::Distillation,
+    switch: Switch::Weight("feature", 0.0),
+    keys: FeatureDistillationSettings::KEYS,
+    needs_bags: false,
+    needs_second_view: false,
+    resolve: term::resolve::<FeatureDistillationSettings>,
+    check: term::check::<FeatureDistillationSettings>,
+    build: |section, setup| {
+        let settings = term::read::<FeatureDistillationSettings>(section)?;
+        let teacher_dim = setup
+            .teacher_dim
+            .ok_or("feature distillation needs the teacher's vector width")?;
+        Ok(Box::new(WeightedFeatureDistillation {
+            head: FeatureDistillation::new(setup.path, setup.dim, teacher_dim),
+            weight: settings.feature,
+        }))
+    },
+};
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,7 @@
 
 use tch::Tensor;
 
+use super::term::{self, Checks, Section, Settings, Switch, Term, TermInput, TermSpec};
 use super::{bidirectional_diagonal_cross_entropy, cosine_matrix};
 
 /// Default temperature T (ems.txt §III-C uses 0.1, as SimCLR).
@@ -19,6 +20,45 @@ pub const DEFAULT_TEMPERATURE: f64 = 0.1;
 pub fn bidirectional_info_nce(x: &Tensor, y: &Tensor, temperature: f64) -> Tensor {
     bidirectional_diagonal_cross_entropy(&(cosine_matrix(x, y) / temperature))
 }
+
+/// `contrastive = "info-nce"` at `temperature` (default [`DEFAULT_TEMPERATURE`]).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct InfoNceSettings {
+    #[serde(default = "InfoNceSettings::default_temperature")]
+    pub temperature: f64,
+}
+
+impl InfoNceSettings {
+    fn default_temperature() -> f64 {
+        DEFAULT_TEMPERATURE
+    }
+}
+
+impl Settings for InfoNceSettings {
+    const SECTION: Section = Section::Objective;
+    const KEYS: &'static [&'static str] = &["temperature"];
+    fn check(&self, checks: &mut Checks) {
+        checks.positive("objective.temperature", self.temperature);
+    }
+}
+
+impl Term for InfoNceSettings {
+    fn loss(&self, input: &TermInput) -> Tensor {
+        bidirectional_info_nce(input.x, input.y, self.temperature)
+    }
+}
+
+pub const TERM: TermSpec = TermSpec {
+    name: "info_nce",
+    section: Section::Objective,
+    switch: Switch::Contrastive("info-nce"),
+    keys: InfoNceSettings::KEYS,
+    needs_bags: false,
+    needs_second_view: false,
+    resolve: term::resolve::<InfoNceSettings>,
+    check: term::check::<InfoNceSettings>,
+    build: |section, _| Ok(Box::new(term::read::<InfoNceSettings>(section)?)),
+};
 
 #[cfg(test)]
 mod tests {

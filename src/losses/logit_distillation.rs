@@ -10,6 +10,7 @@
 use tch::Tensor;
 
 use super::cosine_matrix;
+use super::term::{self, Checks, Section, Settings, Switch, Term, TermInput, TermSpec};
 
 /// lealla.txt's distillation temperature.
 pub const DEFAULT_TEMPERATURE: f64 = 100.0;
@@ -25,6 +26,55 @@ pub fn logit_distillation(
         .square()
         .mean(x.kind())
 }
+
+/// `[objective.distillation] logit = γ` (lealla.txt: 1e-2; off by default) at
+/// `logit_temperature` ([`DEFAULT_TEMPERATURE`]).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct LogitDistillationSettings {
+    #[serde(default)]
+    pub logit: f64,
+    #[serde(default = "LogitDistillationSettings::default_temperature")]
+    pub logit_temperature: f64,
+}
+
+impl LogitDistillationSettings {
+    fn default_temperature() -> f64 {
+        DEFAULT_TEMPERATURE
+    }
+}
+
+impl Settings for LogitDistillationSettings {
+    const SECTION: Section = Section::Distillation;
+    const KEYS: &'static [&'static str] = &["logit", "logit_temperature"];
+    fn check(&self, checks: &mut Checks) {
+        checks.non_negative("objective.distillation.logit", self.logit);
+        checks.positive(
+            "objective.distillation.logit_temperature",
+            self.logit_temperature,
+        );
+    }
+}
+
+impl Term for LogitDistillationSettings {
+    fn loss(&self, input: &TermInput) -> Tensor {
+        let t = input
+            .teacher
+            .expect("logit distillation needs the teacher's vectors");
+        logit_distillation(&t.x, &t.y, input.x, input.y, self.logit_temperature) * self.logit
+    }
+}
+
+pub const TERM: TermSpec = TermSpec {
+    name: "logit_distillation",
+    section: Section::Distillation,
+    switch: Switch::Weight("logit", 0.0),
+    keys: LogitDistillationSettings::KEYS,
+    needs_bags: false,
+    needs_second_view: false,
+    resolve: term::resolve::<LogitDistillationSettings>,
+    check: term::check::<LogitDistillationSettings>,
+    build: |section, _| Ok(Box::new(term::read::<LogitDistillationSettings>(section)?)),
+};
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,7 @@
 use tch::Tensor;
 
 use super::logit_distillation;
+use super::term::{self, Checks, Section, Settings, Switch, Term, TermInput, TermSpec};
 
 /// `teacher_x`: [N, d_t] teacher embeddings of the source side; `x`, `y`: [N, d].
 ///
@@ -18,6 +19,41 @@ use super::logit_distillation;
 pub fn mcl(teacher_x: &Tensor, x: &Tensor, y: &Tensor) -> Tensor {
     logit_distillation(teacher_x, teacher_x, x, y, 1.0)
 }
+
+/// `[objective.distillation] mcl = w` (multistage-distillation.txt stage 4; off by
+/// default), on the side the teacher embeds.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct MclSettings {
+    #[serde(default)]
+    pub mcl: f64,
+}
+
+impl Settings for MclSettings {
+    const SECTION: Section = Section::Distillation;
+    const KEYS: &'static [&'static str] = &["mcl"];
+    fn check(&self, checks: &mut Checks) {
+        checks.non_negative("objective.distillation.mcl", self.mcl);
+    }
+}
+
+impl Term for MclSettings {
+    fn loss(&self, input: &TermInput) -> Tensor {
+        let t = input.teacher.expect("MCL needs the teacher's vectors");
+        mcl(&t.anchor, input.x, input.y) * self.mcl
+    }
+}
+
+pub const TERM: TermSpec = TermSpec {
+    name: "mcl",
+    section: Section::Distillation,
+    switch: Switch::Weight("mcl", 0.0),
+    keys: MclSettings::KEYS,
+    needs_bags: false,
+    needs_second_view: false,
+    resolve: term::resolve::<MclSettings>,
+    check: term::check::<MclSettings>,
+    build: |section, _| Ok(Box::new(term::read::<MclSettings>(section)?)),
+};
 
 #[cfg(test)]
 mod tests {

@@ -11,8 +11,10 @@ pub mod info_nce;
 pub mod logit_distillation;
 pub mod mcl;
 pub mod mse_distillation;
+pub mod registry;
 pub mod simcse;
 pub mod soft_contrastive;
+pub mod term;
 pub mod triplet;
 pub mod xtr;
 

@@ -13,6 +13,7 @@
 //! the teacher's vector of the same sentence. Both terms are means over elements, as
 //! PyTorch's `MSELoss` in sentence-transformers.
 
+use super::term::{self, Checks, Section, Settings, Switch, Term, TermInput, TermSpec};
 use tch::Tensor;
 
 /// `teacher_x`, `teacher_y`: [N, d] targets of the student's x and y sides (the same
@@ -26,6 +27,69 @@ pub fn mse_distillation(
     (student_x - teacher_x).square().mean(student_x.kind())
         + (student_y - teacher_y).square().mean(student_y.kind())
 }
+
+/// `[objective.distillation] mse = w` (on, 1.0, in every distillation recipe unless set to
+/// 0), as sentence-transformers' element mean, or with `mse_sum_over_dimensions` as a
+/// squared norm per sentence (multistage-distillation.txt Eq. 6: d times the mean).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct MseSettings {
+    #[serde(default = "MseSettings::one")]
+    pub mse: f64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mse_sum_over_dimensions: bool,
+}
+
+impl MseSettings {
+    fn one() -> f64 {
+        1.0
+    }
+}
+
+impl Settings for MseSettings {
+    const SECTION: Section = Section::Distillation;
+    const KEYS: &'static [&'static str] = &["mse", "mse_sum_over_dimensions"];
+    fn check(&self, checks: &mut Checks) {
+        checks.non_negative("objective.distillation.mse", self.mse);
+    }
+}
+
+impl Term for MseSettings {
+    fn loss(&self, input: &TermInput) -> Tensor {
+        let t = input
+            .teacher
+            .expect("MSE distillation needs the teacher's vectors");
+        // Eq. 6 of multistage-distillation.txt sums over dimensions: d x the mean.
+        let scale = if self.mse_sum_over_dimensions {
+            input.x.size()[1] as f64
+        } else {
+            1.0
+        };
+        // Per-side targets: a two-sided teacher gives each student side its own side's
+        // vector (Eq. 4); a one-sided teacher's vector is both sides' target (Reimers &
+        // Gurevych 2020), as t.x == t.y then.
+        mse_distillation(&t.x, &t.y, input.x, input.y) * (self.mse * scale)
+    }
+}
+
+pub const TERM: TermSpec = TermSpec {
+    name: "mse",
+    section: Section::Distillation,
+    switch: Switch::Weight("mse", 1.0),
+    keys: MseSettings::KEYS,
+    needs_bags: false,
+    needs_second_view: false,
+    resolve: term::resolve::<MseSettings>,
+    check: term::check::<MseSettings>,
+    build: |section, setup| {
+        if let Some(teacher) = setup.teacher_dim.filter(|&t| t != setup.dim) {
+            return Err(format!(
+                "MSE distillation needs the student's output width ({}) to equal the teacher's ({teacher}); set model.output_dim = {teacher}",
+                setup.dim
+            ));
+        }
+        Ok(Box::new(term::read::<MseSettings>(section)?))
+    },
+};
 
 #[cfg(test)]
 mod tests {

@@ -11,6 +11,7 @@
 use tch::{Kind, Tensor};
 
 use super::cosine_matrix;
+use super::term::{self, Checks, Section, Settings, Switch, Term, TermInput, TermSpec};
 
 /// SimCSE's temperature.
 pub const DEFAULT_TEMPERATURE: f64 = 0.05;
@@ -21,6 +22,51 @@ pub fn simcse(first: &Tensor, second: &Tensor, temperature: f64) -> Tensor {
     let n = logits.size()[0];
     super::diagonal_cross_entropy(&logits, &Tensor::arange(n, (Kind::Int64, logits.device())))
 }
+
+/// `contrastive = "simcse"` at `simcse_temperature` ([`DEFAULT_TEMPERATURE`]): each
+/// side's sentences, encoded a second time under another dropout mask, are their own
+/// positives: L = L_simcse(x, x') + L_simcse(y, y').
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct SimcseSettings {
+    #[serde(default = "SimcseSettings::default_temperature")]
+    pub simcse_temperature: f64,
+}
+
+impl SimcseSettings {
+    fn default_temperature() -> f64 {
+        DEFAULT_TEMPERATURE
+    }
+}
+
+impl Settings for SimcseSettings {
+    const SECTION: Section = Section::Objective;
+    const KEYS: &'static [&'static str] = &["simcse_temperature"];
+    fn check(&self, checks: &mut Checks) {
+        checks.positive("objective.simcse_temperature", self.simcse_temperature);
+    }
+}
+
+impl Term for SimcseSettings {
+    fn loss(&self, input: &TermInput) -> Tensor {
+        let (x2, y2) = input
+            .again
+            .expect("SimCSE needs both sides encoded again under another dropout mask");
+        let t = self.simcse_temperature;
+        simcse(input.x, x2, t) + simcse(input.y, y2, t)
+    }
+}
+
+pub const TERM: TermSpec = TermSpec {
+    name: "simcse",
+    section: Section::Objective,
+    switch: Switch::Contrastive("simcse"),
+    keys: SimcseSettings::KEYS,
+    needs_bags: false,
+    needs_second_view: true,
+    resolve: term::resolve::<SimcseSettings>,
+    check: term::check::<SimcseSettings>,
+    build: |section, _| Ok(Box::new(term::read::<SimcseSettings>(section)?)),
+};
 
 #[cfg(test)]
 mod tests {

@@ -16,6 +16,7 @@
 use tch::Tensor;
 
 use super::cosine_matrix;
+use super::term::{self, Checks, Section, Settings, Switch, Term, TermInput, TermSpec};
 
 /// soft-contrastive.txt's defaults.
 pub const DEFAULT_TEMPERATURE: f64 = 0.1;
@@ -100,6 +101,122 @@ pub fn soft_contrastive_tcm(
         + column_soft_ce(&(cosine_matrix(t, t) / temperature), w);
     soft_contrastive(s, t, w, temperature) * lambda + mono
 }
+
+/// `[objective.distillation] soft_contrastive = w` (off by default) with `soft_label`
+/// (Priority), `soft_temperature` τ ([`DEFAULT_TEMPERATURE`]), `soft_label_centering`
+/// (off = the paper) and `tcm_lambda` (none = L_cross only; TCM: [`DEFAULT_TCM_LAMBDA`]).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct SoftContrastiveSettings {
+    #[serde(default)]
+    pub soft_contrastive: f64,
+    #[serde(default = "SoftContrastiveSettings::default_label")]
+    pub soft_label: SoftLabel,
+    #[serde(default = "SoftContrastiveSettings::default_temperature")]
+    pub soft_temperature: f64,
+    /// Soft labels from the teacher's vectors minus their mean over the cached training
+    /// pairs. For anisotropic teachers, whose cosines crowd near 1, so that
+    /// softmax(cos / τ) is nearly uniform and the labels carry no signal.
+    #[serde(default)]
+    pub soft_label_centering: bool,
+    #[serde(default)]
+    pub tcm_lambda: Option<f64>,
+}
+
+impl SoftContrastiveSettings {
+    fn default_label() -> SoftLabel {
+        SoftLabel::Priority
+    }
+    fn default_temperature() -> f64 {
+        DEFAULT_TEMPERATURE
+    }
+}
+
+/// Why these settings cannot run with a teacher of `teacher_both_sides`, if they cannot.
+pub fn soft_label_conflict(
+    soft: &SoftContrastiveSettings,
+    teacher_both_sides: bool,
+) -> Option<&'static str> {
+    (soft.soft_contrastive > 0.0 && soft.soft_label == SoftLabel::Average && !teacher_both_sides)
+        .then_some(
+            "soft_label = \"average\" averages the teacher's similarities on both sides of each pair: set teacher_side = \"both\" (a multilingual teacher)",
+        )
+}
+
+impl Settings for SoftContrastiveSettings {
+    const SECTION: Section = Section::Distillation;
+    const KEYS: &'static [&'static str] = &[
+        "soft_contrastive",
+        "soft_label",
+        "soft_temperature",
+        "soft_label_centering",
+        "tcm_lambda",
+    ];
+    fn check(&self, checks: &mut Checks) {
+        checks.non_negative(
+            "objective.distillation.soft_contrastive",
+            self.soft_contrastive,
+        );
+        checks.positive(
+            "objective.distillation.soft_temperature",
+            self.soft_temperature,
+        );
+        if let Some(l) = self.tcm_lambda {
+            checks.non_negative("objective.distillation.tcm_lambda", l);
+        }
+    }
+}
+
+impl Term for SoftContrastiveSettings {
+    fn loss(&self, input: &TermInput) -> Tensor {
+        let t = input
+            .teacher
+            .expect("soft contrastive needs the teacher's vectors");
+        let centred = |v: &Tensor| match &t.center {
+            Some(mean) => v - mean.to_kind(v.kind()),
+            None => v.shallow_clone(),
+        };
+        let (anchor, other) = (centred(&t.anchor), t.both_sides.then(|| centred(&t.y)));
+        let teacher = TeacherVectors::for_label(self.soft_label, &anchor, other.as_ref())
+            .expect("the term refuses Average labels without a two-sided teacher");
+        let w = soft_labels(teacher, self.soft_temperature);
+        let (x, y, tau) = (input.x, input.y, self.soft_temperature);
+        let l = match self.tcm_lambda {
+            Some(lambda) => soft_contrastive_tcm(x, y, &w, tau, lambda),
+            None => soft_contrastive(x, y, &w, tau),
+        };
+        l * self.soft_contrastive
+    }
+
+    fn wants_teacher_center(&self) -> bool {
+        self.soft_label_centering
+    }
+}
+
+pub const TERM: TermSpec = TermSpec {
+    name: "soft_contrastive",
+    section: Section::Distillation,
+    switch: Switch::Weight("soft_contrastive", 0.0),
+    keys: SoftContrastiveSettings::KEYS,
+    needs_bags: false,
+    needs_second_view: false,
+    resolve: term::resolve::<SoftContrastiveSettings>,
+    check: |section, checks| {
+        term::check::<SoftContrastiveSettings>(section, checks);
+        let both = section.get("teacher_side").and_then(toml::Value::as_str) == Some("both");
+        if let Ok(soft) = term::read::<SoftContrastiveSettings>(section)
+            && let Some(message) = soft_label_conflict(&soft, both)
+        {
+            checks.conflict(format!("objective.distillation: {message}"));
+        }
+    },
+    build: |section, setup| {
+        let soft = term::read::<SoftContrastiveSettings>(section)?;
+        match soft_label_conflict(&soft, setup.teacher_both_sides) {
+            Some(message) => Err(message.to_string()),
+            None => Ok(Box::new(soft)),
+        }
+    },
+};
 
 #[cfg(test)]
 mod tests {

@@ -11,6 +11,7 @@
 use tch::{Kind, Tensor};
 
 use super::cosine_matrix;
+use super::term::{self, Checks, Section, Settings, Switch, Term, TermInput, TermSpec};
 
 /// Distance used inside the triplet loss.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -67,6 +68,55 @@ pub fn hardest_in_batch_negatives(x: &Tensor, y: &Tensor) -> Tensor {
         sim.masked_fill(&eye, f64::NEG_INFINITY).argmax(1, false)
     })
 }
+
+/// `contrastive = "triplet"`: the hardest in-batch negative, `triplet_distance` (cosine)
+/// and `triplet_margin` (the distance's [default](TripletDistance::default_margin)).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct TripletSettings {
+    #[serde(default = "TripletSettings::default_distance")]
+    pub triplet_distance: TripletDistance,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triplet_margin: Option<f64>,
+}
+
+impl TripletSettings {
+    fn default_distance() -> TripletDistance {
+        TripletDistance::Cosine
+    }
+}
+
+impl Settings for TripletSettings {
+    const SECTION: Section = Section::Objective;
+    const KEYS: &'static [&'static str] = &["triplet_distance", "triplet_margin"];
+    fn check(&self, checks: &mut Checks) {
+        if let Some(v) = self.triplet_margin {
+            checks.non_negative("objective.triplet_margin", v);
+        }
+    }
+}
+
+impl Term for TripletSettings {
+    fn loss(&self, input: &TermInput) -> Tensor {
+        let (x, y) = (input.x, input.y);
+        let neg = y.index_select(0, &hardest_in_batch_negatives(x, y));
+        let margin = self
+            .triplet_margin
+            .unwrap_or(self.triplet_distance.default_margin());
+        triplet(x, y, &neg, self.triplet_distance, margin)
+    }
+}
+
+pub const TERM: TermSpec = TermSpec {
+    name: "triplet",
+    section: Section::Objective,
+    switch: Switch::Contrastive("triplet"),
+    keys: TripletSettings::KEYS,
+    needs_bags: false,
+    needs_second_view: false,
+    resolve: term::resolve::<TripletSettings>,
+    check: term::check::<TripletSettings>,
+    build: |section, _| Ok(Box::new(term::read::<TripletSettings>(section)?)),
+};
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@
 //!
 //! The joint EMS loss divides by |B| (Eq. 12), so [`Xtr::loss`] returns the batch mean.
 
+use super::term::{self, Checks, Section, Settings, Switch, Term, TermInput, TermSpec};
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor, nn, nn::Module};
 
@@ -145,6 +146,69 @@ pub fn bag_of_tokens(
     let weights = Tensor::from_slice(&weights).to_device(device);
     bag.index_put(&[Some(rows), Some(cols)], &weights, true)
 }
+
+/// `xtr = true` (the default, as EMS trains) with its head's settings in
+/// `xtr_head = { ... }`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct XtrSettings {
+    #[serde(default = "XtrSettings::on")]
+    pub xtr: bool,
+    #[serde(default)]
+    pub xtr_head: XtrConfig,
+}
+
+impl XtrSettings {
+    fn on() -> bool {
+        true
+    }
+}
+
+impl Settings for XtrSettings {
+    const SECTION: Section = Section::Objective;
+    const KEYS: &'static [&'static str] = &["xtr", "xtr_head"];
+    fn check(&self, checks: &mut Checks) {
+        checks.at_least(
+            "objective.xtr_head.language_dim",
+            self.xtr_head.language_dim,
+            1,
+        );
+    }
+}
+
+impl Term for Xtr {
+    fn loss(&self, input: &TermInput) -> Tensor {
+        Xtr::loss(
+            self,
+            input.x,
+            input.y,
+            input.lang_x,
+            input.lang_y,
+            input.bag_x.expect("XTR needs bags of tokens"),
+            input.bag_y.expect("XTR needs bags of tokens"),
+        )
+    }
+}
+
+pub const TERM: TermSpec = TermSpec {
+    name: "xtr",
+    section: Section::Objective,
+    switch: Switch::Flag("xtr", true),
+    keys: XtrSettings::KEYS,
+    needs_bags: true,
+    needs_second_view: false,
+    resolve: term::resolve::<XtrSettings>,
+    check: term::check::<XtrSettings>,
+    build: |section, setup| {
+        let settings = term::read::<XtrSettings>(section)?;
+        Ok(Box::new(Xtr::new(
+            setup.path,
+            setup.languages.max(1),
+            setup.dim,
+            setup.vocab_size,
+            &settings.xtr_head,
+        )))
+    },
+};
 
 #[cfg(test)]
 mod tests {

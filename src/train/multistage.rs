@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 use tch::{Device, Tensor};
 
 use super::config::{
-    ContrastiveKind, DataConfig, DistillationConfig, ModelConfig, ObjectiveConfig, OptimizerConfig,
-    RecipeOverride, RunConfig, ScheduleConfig, TeacherSide, TokenizerConfig, TrainConfig,
+    DataConfig, DistillationConfig, ModelConfig, ObjectiveConfig, OptimizerConfig, RecipeOverride,
+    RunConfig, ScheduleConfig, TeacherSide, TokenizerConfig, TrainConfig,
 };
 use super::optimizer::AdamW;
 use super::schedule::learning_rate;
@@ -213,11 +213,12 @@ pub fn stage_recipe(
             DistillationConfig::mse_only(assistant_model(config, out), TeacherSide::Both)
         }
         // Eq. 6-7: l_stage4 = l_1 (MCL) + l_2, l_2 a squared norm per sentence.
-        Stage::Contrastive => DistillationConfig {
-            mcl: config.mcl_weight,
-            mse_sum_over_dimensions: true,
-            ..DistillationConfig::mse_only(config.teacher.clone(), TeacherSide::Target)
-        },
+        Stage::Contrastive => {
+            DistillationConfig::mse_only(config.teacher.clone(), TeacherSide::Target)
+                .with("mcl", config.mcl_weight)
+                .and_then(|d| d.with("mse_sum_over_dimensions", true))
+                .expect("MCL and MSE own these keys")
+        }
         Stage::Bottleneck => unreachable!("stage 2 is not a distillation run"),
     };
     TrainConfig {
@@ -229,10 +230,11 @@ pub fn stage_recipe(
         tokenizer: TokenizerConfig::default(),
         data: config.data.clone(),
         objective: ObjectiveConfig {
-            contrastive: ContrastiveKind::None,
-            xtr: false,
             distillation: Some(distillation),
             ..ObjectiveConfig::default()
+                .with("contrastive", "none")
+                .and_then(|o| o.with("xtr", false))
+                .expect("the objective owns these keys")
         },
         optimizer: OptimizerConfig {
             lr: b.lr,
@@ -516,7 +518,10 @@ mod tests {
                 .objective
                 .distillation
                 .expect("a distillation stage")
-                .mse_sum_over_dimensions
+                .settings
+                .get("mse_sum_over_dimensions")
+                .and_then(toml::Value::as_bool)
+                .unwrap_or(false)
         };
         assert!(sums(Stage::Contrastive));
         assert!(!sums(Stage::Assistant) && !sums(Stage::Student));

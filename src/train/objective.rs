@@ -1,17 +1,16 @@
-//! The training objective of a recipe: one contrastive loss and/or XTR, combined as
-//! ems.txt Eq. 12, L = (L_xtr + L_cntrs) / |B| (each part here is already a batch mean).
-//! Loss heads (EMS projection, XTR) have their own parameters in the objective's
-//! VarStore; they are trained with the encoder and dropped from the exported model.
+//! The training objective of a recipe: the sum of the loss terms it turns on
+//! (`losses::registry::TERMS`, in that order: the contrastive loss, XTR, the distillation
+//! terms), as ems.txt Eq. 12 combines its two, L = (L_xtr + L_cntrs) / |B| (each term
+//! here is already a batch mean). Loss heads (EMS projection, XTR, LEALLA's
+//! up-projection) have their own parameters in the objective's VarStore; they are
+//! trained with the encoder and dropped from the exported model.
 
 use tch::{Device, Kind, Tensor, nn};
 
-use super::config::{ContrastiveKind, DistillationConfig, ObjectiveConfig};
+use super::config::{ObjectiveConfig, TeacherSide};
 use crate::error::{LaseError, Result};
-use crate::losses::{
-    EmsContrastive, FeatureDistillation, TeacherVectors, Xtr, additive_margin_softmax,
-    bag_of_tokens, bidirectional_info_nce, hardest_in_batch_negatives, logit_distillation, mcl,
-    mse_distillation, simcse, soft_contrastive, soft_contrastive_tcm, soft_labels, triplet,
-};
+use crate::losses::bag_of_tokens;
+use crate::losses::term::{Term, TermInput, TermSetup, TermSpec, teacher_targets};
 
 /// What a loss needs to know about a batch besides the two sides' vectors.
 pub struct BatchContext {
@@ -68,21 +67,18 @@ pub struct LossOutput {
     pub parts: Vec<(&'static str, f64)>,
 }
 
-/// A recipe's objective with its heads.
+/// A recipe's objective: its terms with their heads.
 pub struct Objective {
-    config: ObjectiveConfig,
     pub vs: nn::VarStore,
-    ems: Option<EmsContrastive>,
-    xtr: Option<Xtr>,
-    feature: Option<FeatureDistillation>,
-    /// Subtracted from teacher vectors before soft labels; set by the trainer when the
-    /// recipe asks for `soft_label_centering`.
+    terms: Vec<(&'static TermSpec, Box<dyn Term>)>,
+    /// Subtracted from teacher vectors before soft labels; set by the trainer when a
+    /// term [wants it](Objective::wants_teacher_center).
     teacher_center: Option<Tensor>,
 }
 
 impl Objective {
     /// `dim`: sentence vector width; `languages`: size of the language table;
-    /// `vocab_size`: the tokenizer's vocabulary.
+    /// `vocab_size`: the tokenizer's vocabulary; `teacher_dim`: the teacher's width.
     pub fn new(
         config: &ObjectiveConfig,
         dim: usize,
@@ -91,57 +87,51 @@ impl Objective {
         teacher_dim: Option<usize>,
         device: Device,
     ) -> Result<Self> {
-        if let Some(message) = config
+        let vs = nn::VarStore::new(device);
+        let teacher_both_sides = config
             .distillation
             .as_ref()
-            .and_then(DistillationConfig::soft_label_conflict)
-        {
-            return Err(LaseError::InvalidArgument(message.into()));
-        }
-        let vs = nn::VarStore::new(device);
-        let ems = (config.contrastive == ContrastiveKind::Ems)
-            .then(|| EmsContrastive::new(vs.root() / "ems_contrastive", dim, &config.ems));
-        let xtr = config.xtr.then(|| {
-            Xtr::new(
-                vs.root() / "xtr",
-                languages.max(1),
+            .is_some_and(|d| d.teacher_side == TeacherSide::Both);
+        let mut terms = Vec::new();
+        for (spec, section) in config.terms() {
+            let setup = TermSetup {
+                path: vs.root() / spec.name,
                 dim,
+                teacher_dim,
+                languages,
                 vocab_size,
-                &config.xtr_head,
-            )
-        });
-        let feature = match (&config.distillation, teacher_dim) {
-            (Some(d), Some(t)) if d.feature > 0.0 => Some(FeatureDistillation::new(
-                vs.root() / "feature_distillation",
-                dim,
-                t,
-            )),
-            _ => None,
-        };
+                teacher_both_sides,
+            };
+            let term = (spec.build)(&section, setup).map_err(LaseError::InvalidArgument)?;
+            terms.push((spec, term));
+        }
         Ok(Self {
-            config: config.clone(),
             vs,
-            ems,
-            xtr,
-            feature,
+            terms,
             teacher_center: None,
         })
     }
 
-    /// The mean teacher vector ([d_t]) that soft labels are computed around
-    /// (`soft_label_centering`).
+    /// Whether a term computes soft labels around the teacher's mean vector
+    /// (`soft_label_centering`): the trainer then passes it to
+    /// [`Objective::set_teacher_center`].
+    pub fn wants_teacher_center(&self) -> bool {
+        self.terms.iter().any(|(_, t)| t.wants_teacher_center())
+    }
+
+    /// The mean teacher vector ([d_t]) that soft labels are computed around.
     pub fn set_teacher_center(&mut self, mean: Tensor) {
         self.teacher_center = Some(mean);
     }
 
     pub fn needs_bags(&self) -> bool {
-        self.xtr.is_some()
+        self.terms.iter().any(|(spec, _)| spec.needs_bags)
     }
 
     /// Whether the loss needs each side encoded a second time under another dropout
     /// mask (SimCSE): pass those vectors to [`Objective::loss_with_second_view`].
     pub fn needs_second_view(&self) -> bool {
-        self.config.contrastive == ContrastiveKind::Simcse
+        self.terms.iter().any(|(spec, _)| spec.needs_second_view)
     }
 
     /// Loss on sentence vectors `x`, `y` ([N, d]), for objectives that do not
@@ -159,116 +149,34 @@ impl Objective {
         again: Option<(&Tensor, &Tensor)>,
         ctx: &BatchContext,
     ) -> LossOutput {
-        let c = &self.config;
+        let teacher = teacher_targets(
+            ctx.teacher_x.as_ref(),
+            ctx.teacher_y.as_ref(),
+            x.kind(),
+            self.teacher_center.as_ref(),
+        );
+        let input = TermInput {
+            x,
+            y,
+            again,
+            lang_x: &ctx.lang_x,
+            lang_y: &ctx.lang_y,
+            bag_x: ctx.bag_x.as_ref(),
+            bag_y: ctx.bag_y.as_ref(),
+            teacher: teacher.as_ref(),
+        };
         let mut parts = Vec::new();
         let mut total = Tensor::zeros([], (x.kind(), x.device()));
-        let contrastive = match c.contrastive {
-            ContrastiveKind::Ems => {
-                Some(("ems_contrastive", self.ems.as_ref().unwrap().loss(x, y)))
+        for (spec, term) in &self.terms {
+            // A distillation term without the teacher's vectors of this batch adds nothing.
+            if spec.section == crate::losses::term::Section::Distillation && teacher.is_none() {
+                continue;
             }
-            ContrastiveKind::InfoNce => {
-                Some(("info_nce", bidirectional_info_nce(x, y, c.temperature)))
-            }
-            ContrastiveKind::Ams => Some(("ams", additive_margin_softmax(x, y, c.margin, c.scale))),
-            ContrastiveKind::Triplet => {
-                let neg = y.index_select(0, &hardest_in_batch_negatives(x, y));
-                let margin = c
-                    .triplet_margin
-                    .unwrap_or(c.triplet_distance.default_margin());
-                Some(("triplet", triplet(x, y, &neg, c.triplet_distance, margin)))
-            }
-            ContrastiveKind::Simcse => {
-                let (x2, y2) = again
-                    .expect("SimCSE needs both sides encoded again under another dropout mask");
-                let l = simcse(x, x2, c.simcse_temperature) + simcse(y, y2, c.simcse_temperature);
-                Some(("simcse", l))
-            }
-            ContrastiveKind::None => None,
-        };
-        if let Some((name, l)) = contrastive {
-            parts.push((name, l.double_value(&[])));
+            let l = term.loss(&input);
+            parts.push((spec.name, l.double_value(&[])));
             total += l;
-        }
-        if let Some(xtr) = &self.xtr {
-            let l = xtr.loss(
-                x,
-                y,
-                &ctx.lang_x,
-                &ctx.lang_y,
-                ctx.bag_x.as_ref().expect("XTR needs bags of tokens"),
-                ctx.bag_y.as_ref().expect("XTR needs bags of tokens"),
-            );
-            parts.push(("xtr", l.double_value(&[])));
-            total += l;
-        }
-        if let Some(d) = &self.config.distillation {
-            for (name, l) in self.distillation_terms(d, x, y, ctx) {
-                parts.push((name, l.double_value(&[])));
-                total += l;
-            }
         }
         LossOutput { total, parts }
-    }
-
-    /// The weighted distillation terms. A side the teacher did not embed borrows the
-    /// other side's teacher vector (its translation).
-    fn distillation_terms(
-        &self,
-        d: &DistillationConfig,
-        x: &Tensor,
-        y: &Tensor,
-        ctx: &BatchContext,
-    ) -> Vec<(&'static str, Tensor)> {
-        let (tx, ty) = match (&ctx.teacher_x, &ctx.teacher_y) {
-            (Some(a), Some(b)) => (a.shallow_clone(), b.shallow_clone()),
-            (Some(a), None) => (a.shallow_clone(), a.shallow_clone()),
-            (None, Some(b)) => (b.shallow_clone(), b.shallow_clone()),
-            (None, None) => return Vec::new(),
-        };
-        let (tx, ty) = (tx.to_kind(x.kind()), ty.to_kind(x.kind()));
-        // The anchor side for Priority labels and MCL: the side the teacher embeds (the
-        // source side when it embeds both).
-        let anchor = if ctx.teacher_x.is_some() { &tx } else { &ty };
-        let mut terms = Vec::new();
-        if d.mse > 0.0 {
-            // Eq. 6 of multistage-distillation.txt sums over dimensions: d x the mean.
-            let scale = if d.mse_sum_over_dimensions {
-                x.size()[1] as f64
-            } else {
-                1.0
-            };
-            // Per-side targets: a two-sided teacher gives each student side its own
-            // side's vector (multistage-distillation.txt Eq. 4); a one-sided teacher's
-            // vector is both sides' target (Reimers & Gurevych 2020), as tx == ty then.
-            terms.push(("mse", mse_distillation(&tx, &ty, x, y) * (d.mse * scale)));
-        }
-        if let Some(f) = &self.feature {
-            terms.push(("feature_distillation", f.loss(&tx, &ty, x, y) * d.feature));
-        }
-        if d.logit > 0.0 {
-            let l = logit_distillation(&tx, &ty, x, y, d.logit_temperature);
-            terms.push(("logit_distillation", l * d.logit));
-        }
-        if d.soft_contrastive > 0.0 {
-            let both = ctx.teacher_x.is_some() && ctx.teacher_y.is_some();
-            let centred = |t: &Tensor| match &self.teacher_center {
-                Some(mean) => t - mean.to_kind(t.kind()),
-                None => t.shallow_clone(),
-            };
-            let (anchor_c, other_c) = (centred(anchor), both.then(|| centred(&ty)));
-            let teacher = TeacherVectors::for_label(d.soft_label, &anchor_c, other_c.as_ref())
-                .expect("Objective::new refuses Average labels without a two-sided teacher");
-            let w = soft_labels(teacher, d.soft_temperature);
-            let l = match d.tcm_lambda {
-                Some(lambda) => soft_contrastive_tcm(x, y, &w, d.soft_temperature, lambda),
-                None => soft_contrastive(x, y, &w, d.soft_temperature),
-            };
-            terms.push(("soft_contrastive", l * d.soft_contrastive));
-        }
-        if d.mcl > 0.0 {
-            terms.push(("mcl", mcl(anchor, x, y) * d.mcl));
-        }
-        terms
     }
 
     /// Trainable head parameters, named `objective.<var>`.
@@ -291,16 +199,16 @@ impl Objective {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::losses::SoftLabel;
-    use crate::train::config::{DistillationConfig, TeacherSide};
+    use crate::train::config::DistillationConfig;
 
     /// An objective of distillation terms only, on `d`-wide student and teacher vectors.
     fn distillation_only(distillation: DistillationConfig, d: usize) -> Result<Objective> {
         let config = ObjectiveConfig {
-            contrastive: ContrastiveKind::None,
-            xtr: false,
             distillation: Some(distillation),
-            ..Default::default()
+            ..ObjectiveConfig::default()
+                .with("contrastive", "none")
+                .and_then(|o| o.with("xtr", false))
+                .unwrap()
         };
         Objective::new(&config, d, 1, 10, Some(d), Device::Cpu)
     }
@@ -309,9 +217,10 @@ mod tests {
     /// loss would otherwise have only one side's vectors to average).
     #[test]
     fn average_labels_need_a_two_sided_teacher() {
-        let mut distillation = DistillationConfig::mse_only("unused".into(), TeacherSide::Target);
-        distillation.soft_contrastive = 1.0;
-        distillation.soft_label = SoftLabel::Average;
+        let mut distillation = DistillationConfig::mse_only("unused".into(), TeacherSide::Target)
+            .with("soft_contrastive", 1.0)
+            .and_then(|d| d.with("soft_label", "average"))
+            .unwrap();
         let err = distillation_only(distillation.clone(), 4)
             .err()
             .unwrap()
@@ -334,9 +243,9 @@ mod tests {
             Tensor::randn([n, d], opts),
         );
         let mse_of = |sum: bool| {
-            let mut distillation =
-                DistillationConfig::mse_only("unused".into(), TeacherSide::Target);
-            distillation.mse_sum_over_dimensions = sum;
+            let distillation = DistillationConfig::mse_only("unused".into(), TeacherSide::Target)
+                .with("mse_sum_over_dimensions", sum)
+                .unwrap();
             let objective = distillation_only(distillation, d as usize).unwrap();
             let langs = vec![0i64; n as usize];
             let ctx = BatchContext::new(&langs, &langs, Device::Cpu)
@@ -421,10 +330,11 @@ mod tests {
         let mut offset = vec![0f32; d as usize];
         offset[d as usize - 1] = 3.0;
         let teacher = &directions + Tensor::from_slice(&offset);
-        let mut distillation = DistillationConfig::mse_only("unused".into(), TeacherSide::Target);
-        distillation.mse = 0.0;
-        distillation.soft_contrastive = 1.0;
-        distillation.soft_label_centering = true;
+        let distillation = DistillationConfig::mse_only("unused".into(), TeacherSide::Target)
+            .with("mse", 0.0)
+            .and_then(|d| d.with("soft_contrastive", 1.0))
+            .and_then(|d| d.with("soft_label_centering", true))
+            .unwrap();
         let mut objective = distillation_only(distillation, d as usize).unwrap();
         let langs = vec![0i64; n as usize];
         let ctx = BatchContext::new(&langs, &langs, Device::Cpu)
@@ -453,7 +363,11 @@ mod recipe_tests {
     use super::*;
     use crate::losses::additive_margin::{DEFAULT_SCALE, LEALLA_SCALE};
     use crate::losses::reference::{cos, fixed_embeddings, tensor};
-    use crate::losses::{SoftLabel, XtrConfig};
+    use crate::losses::{
+        EmsContrastive, FeatureDistillation, SoftLabel, TeacherVectors, Xtr, XtrConfig,
+        bidirectional_info_nce, hardest_in_batch_negatives, logit_distillation, mcl,
+        mse_distillation, simcse, soft_contrastive, soft_contrastive_tcm, soft_labels, triplet,
+    };
     use crate::train::config::{TeacherSide, TrainConfig};
 
     const N: usize = 6;
@@ -651,8 +565,8 @@ mod recipe_tests {
         for size in ["small", "base", "large"] {
             let path = root.join(format!("configs/lealla/{size}.toml"));
             let c = TrainConfig::from_file(&path).unwrap().objective;
-            assert_eq!(c.contrastive, ContrastiveKind::Ams, "{size}");
-            assert_eq!(c.scale, LEALLA_SCALE, "{size}");
+            assert_eq!(c.contrastive, "ams", "{size}");
+            assert_eq!(c.settings["scale"].as_float(), Some(LEALLA_SCALE), "{size}");
         }
         assert_eq!(LEALLA_SCALE, 1.0);
     }
@@ -893,7 +807,8 @@ mod recipe_tests {
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|e| e == "rs"))
             .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
-            .filter(|stem| stem != "mod")
+            // The recipe machinery beside the losses (term.rs: TermSpec; registry.rs).
+            .filter(|stem| !["mod", "term", "registry"].contains(&stem.as_str()))
             .collect();
         files.sort();
         // Reached from a multi-stage recipe instead (stage 2 of train::multistage, which
@@ -912,6 +827,16 @@ mod recipe_tests {
             files, listed,
             "a loss file without a recipe selection (or a stale entry)"
         );
+        // Each selection's part is a registered term's name.
+        let registered: Vec<&str> = crate::losses::registry::TERMS
+            .iter()
+            .map(|t| t.name)
+            .collect();
+        let mut names: Vec<&str> = selections.iter().map(|(_, _, n)| *n).collect();
+        let mut sorted_registered = registered.clone();
+        names.sort();
+        sorted_registered.sort();
+        assert_eq!(names, sorted_registered, "registry vs loss files");
         let b = batch();
         for (file, objective, name) in &selections {
             let (_, parts) = run(objective, &b);

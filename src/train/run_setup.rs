@@ -98,17 +98,6 @@ pub(super) fn teacher_and_objective(
         )?),
         None => None,
     };
-    if let (Some(t), Some(d)) = (&teacher, distillation)
-        && (d.mse > 0.0)
-        && t.dim != encoder.dim()
-    {
-        return Err(LaseError::InvalidArgument(format!(
-            "MSE distillation needs the student's output width ({}) to equal the teacher's ({}); set model.output_dim = {}",
-            encoder.dim(),
-            t.dim,
-            t.dim
-        )));
-    }
     let mut objective = Objective::new(
         &config.objective,
         encoder.dim(),
@@ -117,8 +106,8 @@ pub(super) fn teacher_and_objective(
         teacher.as_ref().map(|t| t.dim),
         device,
     )?;
-    if let (Some(t), Some(d)) = (&teacher, distillation)
-        && d.soft_label_centering
+    if let Some(t) = &teacher
+        && objective.wants_teacher_center()
     {
         objective.set_teacher_center(t.mean(device));
     }

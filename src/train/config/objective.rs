@@ -1,54 +1,28 @@
-//! The loss a recipe trains with: contrastive part, XTR and distillation terms, each
-//! number with its paper's default.
+//! The loss a recipe trains with: `[objective]` (which contrastive loss, XTR, each
+//! loss's settings) and `[objective.distillation]` (the teacher and the weights of the
+//! terms against it). The keys belong to the losses: each loss file in `src/losses/`
+//! declares its own with its paper's default (`losses::term::TermSpec`), and
+//! `losses::registry::TERMS` lists them; this file reads a section, refuses keys no
+//! loss owns, and keeps every registered key resolved (given or default), which is what
+//! a run folder's `config.toml` records and what a resumed run is compared against.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::losses::{EmsContrastiveConfig, SoftLabel, TripletDistance, XtrConfig};
+use crate::losses::registry::{TERMS, contrastive_names, keys_of};
+use crate::losses::term::{Checks, Section, Table, TermSpec};
 
-/// Which contrastive loss, if any.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ContrastiveKind {
-    /// EMS: InfoNCE on a two-layer MLP projection (ems.txt Eq. 8-11).
-    Ems,
-    /// Bidirectional InfoNCE on the sentence vectors.
-    InfoNce,
-    /// LaBSE additive margin softmax.
-    Ams,
-    /// Triplet loss with the hardest in-batch negative.
-    Triplet,
-    /// Unsupervised SimCSE (Gao et al. 2021, src/losses/simcse.rs) at
-    /// `simcse_temperature`: each side's sentences, encoded a second time under another
-    /// dropout mask, are their own positives (the other sentences of the same side are
-    /// the negatives; translations are not positives): L = L_simcse(x, x') +
-    /// L_simcse(y, y'). The encoder needs dropout (0.1 in the paper).
-    Simcse,
-    None,
-}
-
-/// The training objective: contrastive part + optional XTR (EMS joint loss, Eq. 12).
+/// The training objective: one contrastive loss (or none), the other `[objective]`
+/// terms (XTR), and distillation terms (EMS's joint loss is Eq. 12).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(try_from = "Table", into = "Table")]
 pub struct ObjectiveConfig {
-    pub contrastive: ContrastiveKind,
-    /// Temperature of InfoNCE (0.1).
-    pub temperature: f64,
-    /// AMS margin m (LaBSE and lealla.txt: 0.3).
-    pub margin: f64,
-    /// AMS similarity scale s: the logits are s (φ - m) and s φ. The default, 10 (= 1/T
-    /// at T = 0.1), is EMS's variant (ems.txt §V, LaBSE-EMS-vanilla); lealla.txt Eq. 2 has
-    /// no scale, i.e. 1.0 ([`crate::losses::additive_margin::LEALLA_SCALE`]).
-    pub scale: f64,
-    pub triplet_distance: TripletDistance,
-    pub triplet_margin: Option<f64>,
-    /// Temperature τ of `contrastive = "simcse"` (Gao et al. 2021: 0.05).
-    pub simcse_temperature: f64,
-    pub ems: EmsContrastiveConfig,
-    /// Cross-lingual token-level reconstruction on/off.
-    pub xtr: bool,
-    pub xtr_head: XtrConfig,
+    /// `contrastive = "<name>"`: "ems" (the default), "info-nce", "ams", "triplet",
+    /// "simcse" (each a loss file's `Switch::Contrastive`), or "none".
+    pub contrastive: String,
+    /// Every `[objective]` key the registered losses own, resolved (given or default).
+    pub settings: Table,
     /// Knowledge distillation from a teacher model (terms added to the loss above).
     pub distillation: Option<DistillationConfig>,
 }
@@ -67,60 +41,149 @@ pub enum TeacherSide {
     Both,
 }
 
-/// Distillation terms and their weights; a weight of 0 turns a term off. Teacher
-/// embeddings are computed once and cached in the run folder (memory-mapped .npy).
+impl TeacherSide {
+    fn name(self) -> &'static str {
+        match self {
+            TeacherSide::Target => "target",
+            TeacherSide::Source => "source",
+            TeacherSide::Both => "both",
+        }
+    }
+}
+
+/// The teacher and the distillation terms' settings (a weight of 0 turns a term off).
+/// Teacher embeddings are computed once and cached in the run folder (memory-mapped .npy).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "Table", into = "Table")]
 pub struct DistillationConfig {
     /// Teacher model folder (lase / HF / sentence-transformers layout).
     pub teacher: PathBuf,
-    #[serde(default = "DistillationConfig::default_side")]
+    /// `teacher_side` (target).
     pub teacher_side: TeacherSide,
-    /// MSE distillation (Reimers & Gurevych 2020): ‖t - f(x)‖² + ‖t - f(y)‖², t the
-    /// teacher's vector of the side it embeds; with `teacher_side = "both"`,
-    /// ‖t(x) - f(x)‖² + ‖t(y) - f(y)‖² (multistage-distillation.txt Eq. 4).
-    #[serde(default = "DistillationConfig::one")]
-    pub mse: f64,
-    /// LEALLA feature distillation weight β (lealla.txt: 1e3 small/base, 1e4 large).
-    #[serde(default)]
-    pub feature: f64,
-    /// LEALLA logit distillation weight γ (lealla.txt: 1e-2) and temperature T (100).
-    #[serde(default)]
-    pub logit: f64,
-    #[serde(default = "DistillationConfig::default_logit_temperature")]
-    pub logit_temperature: f64,
-    /// Soft contrastive weight and label kind (soft-contrastive.txt; τ 0.1).
-    #[serde(default)]
-    pub soft_contrastive: f64,
-    #[serde(default = "DistillationConfig::default_label")]
-    pub soft_label: SoftLabel,
-    #[serde(default = "DistillationConfig::default_soft_temperature")]
-    pub soft_temperature: f64,
-    /// Soft labels from the teacher's vectors minus their mean over the cached training
-    /// pairs (off = the paper). For anisotropic teachers, whose cosines crowd near 1, so
-    /// that softmax(cos / τ) is nearly uniform and the labels carry no signal
-    /// (docs/results.md: lase-small's mean cosine between unrelated sentences is 0.84).
-    #[serde(default)]
-    pub soft_label_centering: bool,
-    /// TCM's λ (0.1): L = λ L_cross + L_mono; none = cross-lingual loss only.
-    #[serde(default)]
-    pub tcm_lambda: Option<f64>,
-    /// MCL weight (multistage-distillation.txt stage 4).
-    #[serde(default)]
-    pub mcl: f64,
-    /// MSE as a squared norm per sentence, summed over the d dimensions and averaged
-    /// over the batch (multistage-distillation.txt Eq. 6: (1/|N|) Σ_i (h_T - h_S)², the
-    /// square of a vector) instead of sentence-transformers' mean over N·d elements
-    /// (off): on, the MSE term is d times larger at the same `mse` weight.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub mse_sum_over_dimensions: bool,
     /// L2-normalise the student's vectors in training, as a sentence-transformers
     /// teacher with a Normalize module does (all-MiniLM-L6-v2): MSE then compares unit
     /// vectors, and a student initialised from that teacher matches it at step 0, as in
     /// Reimers & Gurevych 2020, where the student keeps the teacher's modules. Off =
     /// unnormalised student vectors (the losses that need unit vectors normalise).
-    #[serde(default)]
     pub normalize_student: bool,
+    /// Every `[objective.distillation]` key the registered losses own, resolved.
+    pub settings: Table,
+}
+
+/// The registered keys of `section` in `given`, each term's settings resolved (absent
+/// keys at their defaults); a key no loss owns is an error naming it.
+fn resolve_section(section: Section, given: &Table) -> Result<Table, String> {
+    let owned = keys_of(section);
+    if let Some(key) = given.keys().find(|k| !owned.contains(&k.as_str())) {
+        let expected: Vec<String> = owned.iter().map(|k| format!("`{k}`")).collect();
+        return Err(format!(
+            "unknown field `{key}` in [{}], expected one of {}",
+            section.prefix().trim_end_matches('.'),
+            expected.join(", ")
+        ));
+    }
+    let mut resolved = Table::new();
+    for spec in TERMS.iter().filter(|t| t.section == section) {
+        resolved.extend((spec.resolve)(given)?);
+    }
+    Ok(resolved)
+}
+
+impl TryFrom<Table> for ObjectiveConfig {
+    type Error = String;
+
+    fn try_from(mut given: Table) -> Result<Self, String> {
+        let contrastive = match given.remove("contrastive") {
+            None => "ems".to_string(),
+            Some(toml::Value::String(name)) => name,
+            Some(other) => return Err(format!("objective.contrastive: a name, not {other}")),
+        };
+        let names = contrastive_names();
+        if !names.contains(&contrastive.as_str()) {
+            return Err(format!(
+                "objective.contrastive = \"{contrastive}\": expected one of {}",
+                names.join(", ")
+            ));
+        }
+        let distillation = match given.remove("distillation") {
+            None => None,
+            Some(toml::Value::Table(t)) => Some(DistillationConfig::try_from(t)?),
+            Some(other) => {
+                return Err(format!("objective.distillation: a table, not {other}"));
+            }
+        };
+        Ok(Self {
+            contrastive,
+            settings: resolve_section(Section::Objective, &given)?,
+            distillation,
+        })
+    }
+}
+
+impl From<ObjectiveConfig> for Table {
+    fn from(c: ObjectiveConfig) -> Table {
+        let mut t = Table::new();
+        t.insert("contrastive".into(), c.contrastive.into());
+        t.extend(c.settings);
+        if let Some(d) = c.distillation {
+            t.insert("distillation".into(), toml::Value::Table(d.into()));
+        }
+        t
+    }
+}
+
+impl TryFrom<Table> for DistillationConfig {
+    type Error = String;
+
+    fn try_from(mut given: Table) -> Result<Self, String> {
+        let teacher = match given.remove("teacher") {
+            Some(toml::Value::String(path)) => PathBuf::from(path),
+            Some(other) => {
+                return Err(format!(
+                    "objective.distillation.teacher: a path, not {other}"
+                ));
+            }
+            None => return Err("objective.distillation: missing field `teacher`".into()),
+        };
+        let teacher_side = match given.remove("teacher_side") {
+            None => TeacherSide::Target,
+            Some(v) => TeacherSide::deserialize(v).map_err(|e| {
+                format!(
+                    "objective.distillation.teacher_side: {}",
+                    e.to_string().trim()
+                )
+            })?,
+        };
+        let normalize_student = match given.remove("normalize_student") {
+            None => false,
+            Some(toml::Value::Boolean(b)) => b,
+            Some(other) => {
+                return Err(format!(
+                    "objective.distillation.normalize_student: true or false, not {other}"
+                ));
+            }
+        };
+        Ok(Self {
+            teacher,
+            teacher_side,
+            normalize_student,
+            settings: resolve_section(Section::Distillation, &given)?,
+        })
+    }
+}
+
+impl From<DistillationConfig> for Table {
+    fn from(d: DistillationConfig) -> Table {
+        let mut t = Table::new();
+        t.insert(
+            "teacher".into(),
+            d.teacher.to_string_lossy().into_owned().into(),
+        );
+        t.insert("teacher_side".into(), d.teacher_side.name().into());
+        t.extend(d.settings);
+        t.insert("normalize_student".into(), d.normalize_student.into());
+        t
+    }
 }
 
 impl DistillationConfig {
@@ -129,63 +192,72 @@ impl DistillationConfig {
         Self {
             teacher,
             teacher_side: side,
-            mse: 1.0,
-            feature: 0.0,
-            logit: 0.0,
-            logit_temperature: Self::default_logit_temperature(),
-            soft_contrastive: 0.0,
-            soft_label: Self::default_label(),
-            soft_temperature: Self::default_soft_temperature(),
-            soft_label_centering: false,
-            tcm_lambda: None,
-            mcl: 0.0,
-            mse_sum_over_dimensions: false,
             normalize_student: false,
+            settings: resolve_section(Section::Distillation, &Table::new())
+                .expect("the default settings resolve"),
         }
     }
 
-    /// Why these terms cannot run, if they cannot: Average soft labels need the
-    /// teacher's vectors of both sides. Checked by recipes and by `Objective::new`.
-    pub fn soft_label_conflict(&self) -> Option<&'static str> {
-        (self.soft_contrastive > 0.0
-            && self.soft_label == SoftLabel::Average
-            && self.teacher_side != TeacherSide::Both)
-            .then_some(
-                "soft_label = \"average\" averages the teacher's similarities on both sides of each pair: set teacher_side = \"both\" (a multilingual teacher)",
-            )
+    /// These settings with `key` set to `value` (a key a distillation loss owns).
+    pub fn with(mut self, key: &str, value: impl Into<toml::Value>) -> Result<Self, String> {
+        self.settings.insert(key.to_string(), value.into());
+        self.settings = resolve_section(Section::Distillation, &self.settings)?;
+        Ok(self)
     }
 
-    fn default_side() -> TeacherSide {
-        TeacherSide::Target
+    /// The section as the losses read it: their settings and `teacher_side`.
+    pub fn section(&self) -> Table {
+        let mut t = self.settings.clone();
+        t.insert("teacher_side".into(), self.teacher_side.name().into());
+        t
     }
-    fn one() -> f64 {
-        1.0
+}
+
+impl ObjectiveConfig {
+    /// These `[objective]` settings with `key` set to `value` (a key a loss owns).
+    pub fn with(mut self, key: &str, value: impl Into<toml::Value>) -> Result<Self, String> {
+        if key == "contrastive" {
+            let mut table = Table::from(self);
+            table.insert(key.into(), value.into());
+            return Self::try_from(table);
+        }
+        self.settings.insert(key.to_string(), value.into());
+        self.settings = resolve_section(Section::Objective, &self.settings)?;
+        Ok(self)
     }
-    fn default_logit_temperature() -> f64 {
-        crate::losses::logit_distillation::DEFAULT_TEMPERATURE
+
+    /// The registered terms this objective turns on, in the registry's order, each with
+    /// the section it reads.
+    pub fn terms(&self) -> Vec<(&'static TermSpec, Table)> {
+        let distillation = self.distillation.as_ref().map(DistillationConfig::section);
+        TERMS
+            .iter()
+            .filter_map(|spec| {
+                let section = match spec.section {
+                    Section::Objective => self.settings.clone(),
+                    Section::Distillation => distillation.clone()?,
+                };
+                spec.is_on(&section, &self.contrastive)
+                    .then_some((*spec, section))
+            })
+            .collect()
     }
-    fn default_label() -> SoftLabel {
-        SoftLabel::Priority
-    }
-    fn default_soft_temperature() -> f64 {
-        crate::losses::soft_contrastive::DEFAULT_TEMPERATURE
+
+    /// Range checks of every registered term's settings (on or off), each naming its key.
+    pub fn check(&self, checks: &mut Checks) {
+        let distillation = self.distillation.as_ref().map(DistillationConfig::section);
+        for spec in TERMS {
+            match (spec.section, &distillation) {
+                (Section::Objective, _) => (spec.check)(&self.settings, checks),
+                (Section::Distillation, Some(section)) => (spec.check)(section, checks),
+                (Section::Distillation, None) => {}
+            }
+        }
     }
 }
 
 impl Default for ObjectiveConfig {
     fn default() -> Self {
-        Self {
-            contrastive: ContrastiveKind::Ems,
-            temperature: crate::losses::info_nce::DEFAULT_TEMPERATURE,
-            margin: crate::losses::additive_margin::DEFAULT_MARGIN,
-            scale: crate::losses::additive_margin::DEFAULT_SCALE,
-            triplet_distance: TripletDistance::Cosine,
-            triplet_margin: None,
-            simcse_temperature: crate::losses::simcse::DEFAULT_TEMPERATURE,
-            ems: EmsContrastiveConfig::default(),
-            xtr: true,
-            xtr_head: XtrConfig::default(),
-            distillation: None,
-        }
+        Self::try_from(Table::new()).expect("the default objective resolves")
     }
 }
