@@ -1,0 +1,203 @@
+//! `lase tokenizer coverage` and `lase tokenizer extend` through the binary, on the
+//! shipped models/lase-mini (its WordPiece vocabulary has no Burmese characters) and a
+//! two-language recipe written here.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn lase() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lase"));
+    c.args(["--device", "cpu", "--threads", "1"]);
+    c
+}
+
+fn lase_mini() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("models/lase-mini")
+}
+
+const ENGLISH: [&str; 4] = [
+    "The dog runs quickly across the meadow.",
+    "I have no time today.",
+    "The weather is nice.",
+    "We are going to the cinema tomorrow.",
+];
+const GERMAN: [&str; 4] = [
+    "Der Hund läuft schnell über die Wiese.",
+    "Ich habe heute keine Zeit.",
+    "Das Wetter ist schön.",
+    "Wir gehen morgen ins Kino.",
+];
+const BURMESE: [&str; 4] = [
+    "မင်္ဂလာပါ ခင်ဗျာ",
+    "ကျွန်တော် ကျောင်းသား ဖြစ်ပါတယ်",
+    "ဒီနေ့ ရာသီဥတု ကောင်းတယ်",
+    "မနက်ဖြန် ရုပ်ရှင် သွားမယ်",
+];
+
+/// deu-eng and mya-eng pairs and a recipe over them that extends lase-mini by `pieces`.
+fn recipe(dir: &Path, pieces: usize) -> PathBuf {
+    for (name, side) in [("deu", GERMAN), ("mya", BURMESE)] {
+        let text: String = side
+            .iter()
+            .zip(ENGLISH)
+            .map(|(a, b)| format!("{a}\t{b}\n"))
+            .collect();
+        std::fs::write(dir.join(format!("{name}.tsv")), text).unwrap();
+    }
+    let path = dir.join("recipe.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[model]\ninit_from = \"{}\"\nextend_vocabulary = {{ pieces = {pieces}, sample_sentences = 100 }}\n\
+             [data]\nsources = [\n  {{ format = \"tsv\", path = \"{}\", src_lang = \"deu\", tgt_lang = \"eng\" }},\n  \
+             {{ format = \"tsv\", path = \"{}\", src_lang = \"mya\", tgt_lang = \"eng\" }},\n]\nexclude_test_sets = false\n",
+            lase_mini().display(),
+            dir.join("deu.tsv").display(),
+            dir.join("mya.tsv").display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// `lase tokenizer coverage --json`: (language -> (sentences, tokens, unknown tokens)).
+fn coverage(model: &Path, recipe: &Path, json: &Path) -> Vec<(String, u64, u64, u64)> {
+    let out = lase()
+        .args(["tokenizer", "coverage", "--model"])
+        .arg(model)
+        .arg("--config")
+        .arg(recipe)
+        .arg("--json")
+        .arg(json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["language"].as_str().unwrap().to_string(),
+                r["sentences"].as_u64().unwrap(),
+                r["tokens"].as_u64().unwrap(),
+                r["unknown_tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn row<'a>(rows: &'a [(String, u64, u64, u64)], lang: &str) -> &'a (String, u64, u64, u64) {
+    rows.iter()
+        .find(|r| r.0 == lang)
+        .unwrap_or_else(|| panic!("no {lang} row in {rows:?}"))
+}
+
+#[test]
+fn coverage_counts_unknown_tokens_per_language_and_extend_lowers_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = recipe(dir.path(), 30);
+    let before = coverage(&lase_mini(), &recipe, &dir.path().join("before.json"));
+    // English appears on the target side of both files.
+    assert_eq!(row(&before, "eng").1, 8);
+    assert_eq!(row(&before, "deu").1, 4);
+    let (_, _, tokens, unknown) = row(&before, "mya");
+    assert!(*tokens > 0 && unknown == tokens, "mya: {before:?}");
+    assert_eq!(row(&before, "deu").3, 0, "{before:?}");
+    assert_eq!(row(&before, "eng").3, 0, "{before:?}");
+
+    let run = dir.path().join("run");
+    let out = lase()
+        .args(["tokenizer", "extend", "--config"])
+        .arg(&recipe)
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let init = run.join("init");
+    let lines = |p: &Path| std::fs::read_to_string(p).unwrap().lines().count();
+    let added = lines(&init.join("vocab.txt")) - lines(&lase_mini().join("vocab.txt"));
+    assert!((1..=30).contains(&added), "{added} pieces added");
+    assert!(init.join("EXTENDED").is_file());
+
+    let after = coverage(&init, &recipe, &dir.path().join("after.json"));
+    let (_, _, tokens_after, unknown_after) = row(&after, "mya");
+    assert!(
+        (*unknown_after as f64 / *tokens_after as f64) < 0.9,
+        "mya after extension: {after:?}"
+    );
+    assert_eq!(row(&after, "deu").3, 0);
+
+    // The extended model loads and embeds.
+    let input = dir.path().join("mya.txt");
+    std::fs::write(&input, BURMESE.join("\n") + "\n").unwrap();
+    let out = lase()
+        .args(["embed", "--quiet", "--precision", "f32", "--model"])
+        .arg(&init)
+        .arg("--input")
+        .arg(&input)
+        .arg("--output")
+        .arg(dir.path().join("mya.npy"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let npy = lase::io::npy::NpyMatrix::open(dir.path().join("mya.npy")).unwrap();
+    assert_eq!(npy.rows, BURMESE.len());
+}
+
+#[test]
+fn extend_without_a_setting_and_coverage_of_a_bad_line_fail_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = recipe(dir.path(), 30);
+    let without = dir.path().join("without.toml");
+    let text = std::fs::read_to_string(&recipe).unwrap();
+    let text: String = text
+        .lines()
+        .filter(|l| !l.starts_with("extend_vocabulary"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&without, text).unwrap();
+    let out = lase()
+        .args(["tokenizer", "extend", "--config"])
+        .arg(&without)
+        .arg("--out")
+        .arg(dir.path().join("run"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("extend_vocabulary"), "{stderr}");
+
+    // A line without a tab in the German file.
+    let deu = dir.path().join("deu.tsv");
+    let mut text = std::fs::read_to_string(&deu).unwrap();
+    text.push_str("no tab on this line\n");
+    std::fs::write(&deu, text).unwrap();
+    let out = lase()
+        .args(["tokenizer", "coverage", "--model"])
+        .arg(lase_mini())
+        .arg("--config")
+        .arg(&recipe)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("deu.tsv") && stderr.contains(":5"),
+        "{stderr}"
+    );
+}
