@@ -4,13 +4,21 @@
 # stopped: Tatoeba's XTREME-36 languages (eval-tatoeba.json), STS-B mono and cross-lingual
 # (eval.json, the file older scripts took as "done"), FLORES-200 devtest xx-eng and the 30
 # non-English pairs among 6 languages (eval-flores.json), SIB-200 zero-shot from English
-# (eval-sib.json). Usage: scripts/ablation_eval.sh MODEL_DIR RUN_DIR
+# (eval-sib.json); RUN_DIR/evaluated-model.txt names the model they describe.
+# Usage: scripts/ablation_eval.sh MODEL_DIR RUN_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LASE=${LASE:-./target/release/lase}
 XTREME36=afr,ara,bul,ben,deu,ell,spa,est,eus,pes,fin,fra,heb,hin,hun,ind,ita,jpn,jav,kat,kaz,kor,mal,mar,nld,por,rus,swh,tam,tel,tha,tgl,tur,urd,vie,cmn
 FLORES6=deu_Latn,fra_Latn,spa_Latn,rus_Cyrl,zho_Hans,arb_Arab
 model=$1 dir=$2
+# The model the JSON files in RUN_DIR describe: evaluating another one (best-model/ instead
+# of model/) starts the suites afresh.
+record="$dir/evaluated-model.txt"
+if [ "$(cat "$record" 2>/dev/null)" != "$model" ]; then
+  rm -f "$dir/eval.json" "$dir/eval-tatoeba.json" "$dir/eval-flores.json" "$dir/eval-sib.json"
+  echo "$model" >"$record"
+fi
 
 suite() { # name json-file [extra eval arguments...]
   local name=$1 json=$2; shift 2

@@ -23,6 +23,12 @@ def load(run):
 
 
 def dev_p_at_1(run):
+    """Dev P@1 of the checkpoint the row's test columns describe: best-model/'s when
+    scripts/ablation_eval.sh evaluated that one (evaluated-model.txt), else the last."""
+    record = RUNS / run / "evaluated-model.txt"
+    best = RUNS / run / "best-model" / "dev.json"
+    if record.exists() and record.read_text().strip().endswith("best-model") and best.exists():
+        return json.loads(best.read_text())["dev_p_at_1"]
     p = RUNS / run / "metrics.jsonl"
     if not p.exists():
         return None

@@ -8,6 +8,9 @@
 # with TABLE among lealla, lealla-readings, shape, soft, soft-teacher-width, soft-multilingual
 # (default: all).
 # lealla-readings (issue 15 items 7-8): FD at beta = 1e3, AMS + FD at 1.3 and 1e3, AMS + LD at T = 10 and T = 1.
+# The soft-contrastive tables (soft, soft-teacher-width, soft-multilingual) evaluate each
+# row's best-dev checkpoint (best-model/: early stopping on the dev split, as
+# soft-contrastive.txt selects its checkpoints; issue 15 item 15); the others the last one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LASE=${LASE:-./target/release/lase}
@@ -35,12 +38,14 @@ row() { # table variant [run whose teacher caches this row shares]
     mkdir -p "$(dirname "$TEACHER_CACHE")"
     link "$out/teacher-target.npy" "$TEACHER_CACHE"
   fi
-  LASE=$LASE scripts/ablation_eval.sh "$out/model" "$out"
+  LASE=$LASE scripts/ablation_eval.sh "$out/$checkpoint" "$out"
 }
+checkpoint=model
 
 tables=("$@")
 [ ${#tables[@]} -gt 0 ] || tables=(lealla lealla-readings shape soft soft-teacher-width soft-multilingual)
 for table in "${tables[@]}"; do
+  case $table in soft*) checkpoint=best-model ;; *) checkpoint=model ;; esac
   case $table in
     lealla) for v in ams fd ld ams-fd ams-ld ams-fd-ld; do row lealla "$v"; done ;;
     lealla-readings) for v in fd-beta-1e3 ams-fd-beta-1.3 ams-ld-t10 ams-fd-beta-1e3 ams-ld-t1; do row lealla "$v"; done ;;

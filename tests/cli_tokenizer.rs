@@ -11,6 +11,23 @@ fn lase() -> Command {
     c
 }
 
+/// Runs `command` and checks that it succeeded (its stderr otherwise).
+fn succeed(command: &mut Command) {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `command` and returns its stderr, checking that it failed.
+fn fail(command: &mut Command) -> String {
+    let out = command.output().unwrap();
+    assert!(!out.status.success());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn lase_mini() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("models/lase-mini")
 }
@@ -62,19 +79,14 @@ fn recipe(dir: &Path, pieces: usize) -> PathBuf {
 
 /// `lase tokenizer coverage --json`: (language -> (sentences, tokens, unknown tokens)).
 fn coverage(model: &Path, recipe: &Path, json: &Path) -> Vec<(String, u64, u64, u64)> {
-    let out = lase()
-        .args(["tokenizer", "coverage", "--model"])
-        .arg(model)
-        .arg("--config")
-        .arg(recipe)
-        .arg("--json")
-        .arg(json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        lase()
+            .args(["tokenizer", "coverage", "--model"])
+            .arg(model)
+            .arg("--config")
+            .arg(recipe)
+            .arg("--json")
+            .arg(json),
     );
     let rows: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
@@ -112,17 +124,12 @@ fn coverage_counts_unknown_tokens_per_language_and_extend_lowers_them() {
     assert_eq!(row(&before, "eng").3, 0, "{before:?}");
 
     let run = dir.path().join("run");
-    let out = lase()
-        .args(["tokenizer", "extend", "--config"])
-        .arg(&recipe)
-        .arg("--out")
-        .arg(&run)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        lase()
+            .args(["tokenizer", "extend", "--config"])
+            .arg(&recipe)
+            .arg("--out")
+            .arg(&run),
     );
     let init = run.join("init");
     let lines = |p: &Path| std::fs::read_to_string(p).unwrap().lines().count();
@@ -141,19 +148,14 @@ fn coverage_counts_unknown_tokens_per_language_and_extend_lowers_them() {
     // The extended model loads and embeds.
     let input = dir.path().join("mya.txt");
     std::fs::write(&input, BURMESE.join("\n") + "\n").unwrap();
-    let out = lase()
-        .args(["embed", "--quiet", "--precision", "f32", "--model"])
-        .arg(&init)
-        .arg("--input")
-        .arg(&input)
-        .arg("--output")
-        .arg(dir.path().join("mya.npy"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        lase()
+            .args(["embed", "--quiet", "--precision", "f32", "--model"])
+            .arg(&init)
+            .arg("--input")
+            .arg(&input)
+            .arg("--output")
+            .arg(dir.path().join("mya.npy")),
     );
     let npy = lase::io::npy::NpyMatrix::open(dir.path().join("mya.npy")).unwrap();
     assert_eq!(npy.rows, BURMESE.len());
@@ -171,15 +173,13 @@ fn extend_without_a_setting_and_coverage_of_a_bad_line_fail_naming_them() {
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(&without, text).unwrap();
-    let out = lase()
-        .args(["tokenizer", "extend", "--config"])
-        .arg(&without)
-        .arg("--out")
-        .arg(dir.path().join("run"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let stderr = fail(
+        lase()
+            .args(["tokenizer", "extend", "--config"])
+            .arg(&without)
+            .arg("--out")
+            .arg(dir.path().join("run")),
+    );
     assert!(stderr.contains("extend_vocabulary"), "{stderr}");
 
     // A line without a tab in the German file.
@@ -187,15 +187,13 @@ fn extend_without_a_setting_and_coverage_of_a_bad_line_fail_naming_them() {
     let mut text = std::fs::read_to_string(&deu).unwrap();
     text.push_str("no tab on this line\n");
     std::fs::write(&deu, text).unwrap();
-    let out = lase()
-        .args(["tokenizer", "coverage", "--model"])
-        .arg(lase_mini())
-        .arg("--config")
-        .arg(&recipe)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let stderr = fail(
+        lase()
+            .args(["tokenizer", "coverage", "--model"])
+            .arg(lase_mini())
+            .arg("--config")
+            .arg(&recipe),
+    );
     assert!(
         stderr.contains("deu.tsv") && stderr.contains(":5"),
         "{stderr}"

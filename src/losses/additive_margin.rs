@@ -66,17 +66,11 @@ impl Term for AmsSettings {
     }
 }
 
-pub const TERM: TermSpec = TermSpec {
-    name: "ams",
-    section: Section::Objective,
-    switch: Switch::Contrastive("ams"),
-    keys: AmsSettings::KEYS,
-    needs_bags: false,
-    needs_second_view: false,
-    resolve: term::resolve::<AmsSettings>,
-    check: term::check::<AmsSettings>,
-    build: |section, _| Ok(Box::new(term::read::<AmsSettings>(section)?)),
-};
+pub const TERM: TermSpec = TermSpec::of::<AmsSettings>(
+    "ams",
+    Switch::Contrastive("ams"),
+    term::settings_term::<AmsSettings>,
+);
 
 #[cfg(test)]
 mod tests {

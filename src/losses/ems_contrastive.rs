@@ -103,16 +103,10 @@ impl Term for EmsContrastive {
     }
 }
 
-pub const TERM: TermSpec = TermSpec {
-    name: "ems_contrastive",
-    section: Section::Objective,
-    switch: Switch::Contrastive("ems"),
-    keys: EmsSettings::KEYS,
-    needs_bags: false,
-    needs_second_view: false,
-    resolve: term::resolve::<EmsSettings>,
-    check: term::check::<EmsSettings>,
-    build: |section, setup| {
+pub const TERM: TermSpec = TermSpec::of::<EmsSettings>(
+    "ems_contrastive",
+    Switch::Contrastive("ems"),
+    |section, setup| {
         let settings = term::read::<EmsSettings>(section)?;
         Ok(Box::new(EmsContrastive::new(
             setup.path,
@@ -120,7 +114,7 @@ pub const TERM: TermSpec = TermSpec {
             &settings.ems,
         )))
     },
-};
+);
 
 #[cfg(test)]
 mod tests {

@@ -74,16 +74,10 @@ impl Term for WeightedFeatureDistillation {
     }
 }
 
-pub const TERM: TermSpec = TermSpec {
-    name: "feature_distillation",
-    section: Section::Distillation,
-    switch: Switch::Weight("feature", 0.0),
-    keys: FeatureDistillationSettings::KEYS,
-    needs_bags: false,
-    needs_second_view: false,
-    resolve: term::resolve::<FeatureDistillationSettings>,
-    check: term::check::<FeatureDistillationSettings>,
-    build: |section, setup| {
+pub const TERM: TermSpec = TermSpec::of::<FeatureDistillationSettings>(
+    "feature_distillation",
+    Switch::Weight("feature", 0.0),
+    |section, setup| {
         let settings = term::read::<FeatureDistillationSettings>(section)?;
         let teacher_dim = setup
             .teacher_dim
@@ -93,7 +87,7 @@ pub const TERM: TermSpec = TermSpec {
             weight: settings.feature,
         }))
     },
-};
+);
 
 #[cfg(test)]
 mod tests {

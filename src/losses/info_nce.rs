@@ -48,17 +48,11 @@ impl Term for InfoNceSettings {
     }
 }
 
-pub const TERM: TermSpec = TermSpec {
-    name: "info_nce",
-    section: Section::Objective,
-    switch: Switch::Contrastive("info-nce"),
-    keys: InfoNceSettings::KEYS,
-    needs_bags: false,
-    needs_second_view: false,
-    resolve: term::resolve::<InfoNceSettings>,
-    check: term::check::<InfoNceSettings>,
-    build: |section, _| Ok(Box::new(term::read::<InfoNceSettings>(section)?)),
-};
+pub const TERM: TermSpec = TermSpec::of::<InfoNceSettings>(
+    "info_nce",
+    Switch::Contrastive("info-nce"),
+    term::settings_term::<InfoNceSettings>,
+);
 
 #[cfg(test)]
 mod tests {

@@ -64,17 +64,11 @@ impl Term for LogitDistillationSettings {
     }
 }
 
-pub const TERM: TermSpec = TermSpec {
-    name: "logit_distillation",
-    section: Section::Distillation,
-    switch: Switch::Weight("logit", 0.0),
-    keys: LogitDistillationSettings::KEYS,
-    needs_bags: false,
-    needs_second_view: false,
-    resolve: term::resolve::<LogitDistillationSettings>,
-    check: term::check::<LogitDistillationSettings>,
-    build: |section, _| Ok(Box::new(term::read::<LogitDistillationSettings>(section)?)),
-};
+pub const TERM: TermSpec = TermSpec::of::<LogitDistillationSettings>(
+    "logit_distillation",
+    Switch::Weight("logit", 0.0),
+    term::settings_term::<LogitDistillationSettings>,
+);
 
 #[cfg(test)]
 mod tests {

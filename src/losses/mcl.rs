@@ -43,17 +43,11 @@ impl Term for MclSettings {
     }
 }
 
-pub const TERM: TermSpec = TermSpec {
-    name: "mcl",
-    section: Section::Distillation,
-    switch: Switch::Weight("mcl", 0.0),
-    keys: MclSettings::KEYS,
-    needs_bags: false,
-    needs_second_view: false,
-    resolve: term::resolve::<MclSettings>,
-    check: term::check::<MclSettings>,
-    build: |section, _| Ok(Box::new(term::read::<MclSettings>(section)?)),
-};
+pub const TERM: TermSpec = TermSpec::of::<MclSettings>(
+    "mcl",
+    Switch::Weight("mcl", 0.0),
+    term::settings_term::<MclSettings>,
+);
 
 #[cfg(test)]
 mod tests {

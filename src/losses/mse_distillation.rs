@@ -71,16 +71,10 @@ impl Term for MseSettings {
     }
 }
 
-pub const TERM: TermSpec = TermSpec {
-    name: "mse",
-    section: Section::Distillation,
-    switch: Switch::Weight("mse", 1.0),
-    keys: MseSettings::KEYS,
-    needs_bags: false,
-    needs_second_view: false,
-    resolve: term::resolve::<MseSettings>,
-    check: term::check::<MseSettings>,
-    build: |section, setup| {
+pub const TERM: TermSpec = TermSpec::of::<MseSettings>(
+    "mse",
+    Switch::Weight("mse", 1.0),
+    |section, setup| {
         if let Some(teacher) = setup.teacher_dim.filter(|&t| t != setup.dim) {
             return Err(format!(
                 "MSE distillation needs the student's output width ({}) to equal the teacher's ({teacher}); set model.output_dim = {teacher}",
@@ -89,7 +83,7 @@ pub const TERM: TermSpec = TermSpec {
         }
         Ok(Box::new(term::read::<MseSettings>(section)?))
     },
-};
+);
 
 #[cfg(test)]
 mod tests {

@@ -56,17 +56,12 @@ impl Term for SimcseSettings {
     }
 }
 
-pub const TERM: TermSpec = TermSpec {
-    name: "simcse",
-    section: Section::Objective,
-    switch: Switch::Contrastive("simcse"),
-    keys: SimcseSettings::KEYS,
-    needs_bags: false,
-    needs_second_view: true,
-    resolve: term::resolve::<SimcseSettings>,
-    check: term::check::<SimcseSettings>,
-    build: |section, _| Ok(Box::new(term::read::<SimcseSettings>(section)?)),
-};
+pub const TERM: TermSpec = TermSpec::of::<SimcseSettings>(
+    "simcse",
+    Switch::Contrastive("simcse"),
+    term::settings_term::<SimcseSettings>,
+)
+.needing_second_view();
 
 #[cfg(test)]
 mod tests {

@@ -193,13 +193,7 @@ impl Term for SoftContrastiveSettings {
 }
 
 pub const TERM: TermSpec = TermSpec {
-    name: "soft_contrastive",
-    section: Section::Distillation,
-    switch: Switch::Weight("soft_contrastive", 0.0),
-    keys: SoftContrastiveSettings::KEYS,
-    needs_bags: false,
-    needs_second_view: false,
-    resolve: term::resolve::<SoftContrastiveSettings>,
+    // Average labels need the teacher's vectors of both sides (`teacher_side`).
     check: |section, checks| {
         term::check::<SoftContrastiveSettings>(section, checks);
         let both = section.get("teacher_side").and_then(toml::Value::as_str) == Some("both");
@@ -209,13 +203,17 @@ pub const TERM: TermSpec = TermSpec {
             checks.conflict(format!("objective.distillation: {message}"));
         }
     },
-    build: |section, setup| {
-        let soft = term::read::<SoftContrastiveSettings>(section)?;
-        match soft_label_conflict(&soft, setup.teacher_both_sides) {
-            Some(message) => Err(message.to_string()),
-            None => Ok(Box::new(soft)),
-        }
-    },
+    ..TermSpec::of::<SoftContrastiveSettings>(
+        "soft_contrastive",
+        Switch::Weight("soft_contrastive", 0.0),
+        |section, setup| {
+            let soft = term::read::<SoftContrastiveSettings>(section)?;
+            match soft_label_conflict(&soft, setup.teacher_both_sides) {
+                Some(message) => Err(message.to_string()),
+                None => Ok(Box::new(soft)),
+            }
+        },
+    )
 };
 
 #[cfg(test)]

@@ -147,6 +147,33 @@ pub struct TermSpec {
 }
 
 impl TermSpec {
+    /// The spec of a loss with settings `S` (its section and keys), turned on by
+    /// `switch`, built by `build`; it needs neither bags of tokens nor a second view
+    /// unless [`TermSpec::needing_bags`] / [`TermSpec::needing_second_view`] say so.
+    pub const fn of<S: Settings>(name: &'static str, switch: Switch, build: BuildTerm) -> Self {
+        Self {
+            name,
+            section: S::SECTION,
+            switch,
+            keys: S::KEYS,
+            needs_bags: false,
+            needs_second_view: false,
+            resolve: resolve::<S>,
+            check: check::<S>,
+            build,
+        }
+    }
+
+    pub const fn needing_bags(mut self) -> Self {
+        self.needs_bags = true;
+        self
+    }
+
+    pub const fn needing_second_view(mut self) -> Self {
+        self.needs_second_view = true;
+        self
+    }
+
     /// Whether `section` (resolved; `contrastive` the `[objective]` choice) turns it on.
     pub fn is_on(&self, section: &Table, contrastive: &str) -> bool {
         match self.switch {
@@ -301,6 +328,14 @@ pub fn read<S: Settings>(section: &Table) -> Result<S, String> {
 /// [`TermSpec::resolve`] for settings `S`.
 pub fn resolve<S: Settings>(section: &Table) -> Result<Table, String> {
     Ok(write_settings(&read::<S>(section)?))
+}
+
+/// [`TermSpec::build`] for settings that are their own term (no head, no set-up).
+pub fn settings_term<S: Settings + Term + 'static>(
+    section: &Table,
+    _setup: TermSetup,
+) -> Result<Box<dyn Term>, String> {
+    Ok(Box::new(read::<S>(section)?))
 }
 
 /// [`TermSpec::check`] for settings `S` (a section that does not parse was refused by

@@ -106,17 +106,11 @@ impl Term for TripletSettings {
     }
 }
 
-pub const TERM: TermSpec = TermSpec {
-    name: "triplet",
-    section: Section::Objective,
-    switch: Switch::Contrastive("triplet"),
-    keys: TripletSettings::KEYS,
-    needs_bags: false,
-    needs_second_view: false,
-    resolve: term::resolve::<TripletSettings>,
-    check: term::check::<TripletSettings>,
-    build: |section, _| Ok(Box::new(term::read::<TripletSettings>(section)?)),
-};
+pub const TERM: TermSpec = TermSpec::of::<TripletSettings>(
+    "triplet",
+    Switch::Contrastive("triplet"),
+    term::settings_term::<TripletSettings>,
+);
 
 #[cfg(test)]
 mod tests {

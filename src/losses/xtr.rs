@@ -189,16 +189,8 @@ impl Term for Xtr {
     }
 }
 
-pub const TERM: TermSpec = TermSpec {
-    name: "xtr",
-    section: Section::Objective,
-    switch: Switch::Flag("xtr", true),
-    keys: XtrSettings::KEYS,
-    needs_bags: true,
-    needs_second_view: false,
-    resolve: term::resolve::<XtrSettings>,
-    check: term::check::<XtrSettings>,
-    build: |section, setup| {
+pub const TERM: TermSpec =
+    TermSpec::of::<XtrSettings>("xtr", Switch::Flag("xtr", true), |section, setup| {
         let settings = term::read::<XtrSettings>(section)?;
         Ok(Box::new(Xtr::new(
             setup.path,
@@ -207,8 +199,8 @@ pub const TERM: TermSpec = TermSpec {
             setup.vocab_size,
             &settings.xtr_head,
         )))
-    },
-};
+    })
+    .needing_bags();
 
 #[cfg(test)]
 mod tests {
