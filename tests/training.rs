@@ -986,15 +986,25 @@ fn the_best_dev_model_is_kept_beside_the_last() {
     .unwrap();
     let kept = SentenceEncoder::load(out.join("best-model"), Device::Cpu).unwrap();
     let at_step = SentenceEncoder::load(straight.join("checkpoint/encoder"), Device::Cpu).unwrap();
-    let (a, b) = (
-        kept.var_store().variables(),
-        at_step.var_store().variables(),
+    let last = SentenceEncoder::load(out.join("model"), Device::Cpu).unwrap();
+    // The largest difference of any weight between two encoders.
+    let max_diff = |x: &SentenceEncoder, y: &SentenceEncoder| {
+        let (a, b) = (x.var_store().variables(), y.var_store().variables());
+        assert_eq!(a.len(), b.len());
+        a.iter()
+            .map(|(name, t)| (t - &b[name]).abs().max().double_value(&[]))
+            .fold(0.0, f64::max)
+    };
+    // Identical when nothing else runs; with other tests beside it MKL may split a
+    // product over fewer threads (MKL_DYNAMIC) and round differently (2e-5 seen), far
+    // less than the steps between the best and the last model move the weights.
+    let to_straight = max_diff(&kept, &at_step);
+    let to_last = max_diff(&kept, &last);
+    assert!(
+        to_straight <= 1e-4 && to_straight * 10.0 < to_last,
+        "best-model vs the run stopped at step {}: {to_straight}; vs the last model: {to_last}",
+        best.step
     );
-    assert_eq!(a.len(), b.len());
-    for (name, t) in &a {
-        let diff = (t - &b[name]).abs().max().double_value(&[]);
-        assert_eq!(diff, 0.0, "{name} differs by {diff}");
-    }
     // A fresh run in a folder whose checkpoint is gone does not inherit the old best.
     std::fs::remove_dir_all(out.join("checkpoint")).unwrap();
     std::fs::remove_file(out.join("metrics.jsonl")).unwrap();
