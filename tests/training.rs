@@ -807,6 +807,8 @@ fn cli_set_changes_the_recipe_of_a_run() {
 
 #[test]
 fn bf16_mixed_precision_runs_bfloat16_products_on_float32_weights() {
+    // In-process libtorch work beside the bit-identity tests: one at a time.
+    let _rng = common::torch_rng();
     let mut encoder = common::tiny_encoder(common::tiny_config(), common::mean_head(16, false), 5);
     let sentences = [
         "der hund ist rot",
