@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tch::{Device, Tensor, nn};
+use tch::{Tensor, nn};
 
 /// The recipe table a term's keys live in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,14 +185,6 @@ impl TermSpec {
             Switch::Weight(key, default) => weight(section, key, default) > 0.0,
         }
     }
-
-    /// The term's weight (1 for a contrastive loss or a flag).
-    pub fn weight(&self, section: &Table) -> f64 {
-        match self.switch {
-            Switch::Weight(key, default) => weight(section, key, default),
-            _ => 1.0,
-        }
-    }
 }
 
 fn weight(section: &Table, key: &str, default: f64) -> f64 {
@@ -258,11 +250,6 @@ pub fn teacher_targets(
         both_sides: teacher_x.is_some() && teacher_y.is_some(),
         center: center.map(Tensor::shallow_clone),
     })
-}
-
-/// A zero-dimensional zero on `device` in `kind` (the sum of no terms).
-pub fn zero(kind: tch::Kind, device: Device) -> Tensor {
-    Tensor::zeros([], (kind, device))
 }
 
 /// Range checks on settings, keeping the first failure as a message that names the key,
