@@ -133,6 +133,43 @@ fn contrastive_training_learns_to_retrieve_translations() {
         .unwrap();
     let norms = v.norm_scalaropt_dim(2, [1].as_slice(), false);
     assert!((norms.double_value(&[0]) - 1.0).abs() < 1e-5);
+    // `lase dev-score` carves the same dev split from the recipe and scores the last
+    // model as the run's last dev evaluation did (step 80 = the last step), pooled too.
+    let last_eval: serde_json::Value = serde_json::from_str(
+        lines
+            .lines()
+            .rev()
+            .find(|l| l.contains("dev_p_at_1"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last_eval["step"], 80);
+    let recipe = dir.path().join("recipe.toml");
+    std::fs::write(&recipe, config.to_toml()).unwrap();
+    let json = dir.path().join("dev.json");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_lase"))
+        .args(["--threads", "1", "dev-score", "--model"])
+        .arg(out.join("model"))
+        .arg("--config")
+        .arg(&recipe)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let scored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for (logged, offline) in [
+        ("dev_p_at_1", "p_at_1"),
+        ("dev_pooled_p_at_1", "pooled_p_at_1"),
+    ] {
+        let (a, b) = (
+            last_eval[logged].as_f64().unwrap(),
+            scored[offline].as_f64().unwrap(),
+        );
+        assert!((a - b).abs() < 1e-6, "{logged} {a} vs dev-score {b}");
+    }
+    assert_eq!(scored["languages"][0]["pairs"], 50);
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! command (group).
 
 pub mod check_leakage;
+pub mod dev_score;
 pub mod embed;
 pub mod eval;
 pub mod mine;
@@ -51,6 +52,9 @@ pub enum Command {
     Shard(shard::ShardCommand),
     /// Evaluate a model on benchmarks: tatoeba, flores, bucc, pool, sts, sib.
     Eval(eval::EvalArgs),
+    /// Score a model on a recipe's dev split (never a test set): P@1 among each
+    /// language's own dev pairs, as training logs it, and among all the split's targets.
+    DevScore(dev_score::DevScoreArgs),
     /// Train an encoder from a TOML recipe (configs/ems.toml, ...); resumes a killed run.
     Train(train::TrainArgs),
     /// Distill a student from a teacher: a recipe whose [objective.distillation] names the
@@ -92,6 +96,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Mine(args) => mine::mine(args, device),
         Command::Shard(command) => shard::run(command, device),
         Command::Eval(args) => eval::eval(args, device),
+        Command::DevScore(args) => dev_score::dev_score(args, device),
         Command::Train(args) => train::train(args, device),
         Command::Distill(args) => train::distill(args, device),
         Command::Tokenizer(tokenizer::TokenizerCommand::Train(args)) => {

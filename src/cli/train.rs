@@ -12,7 +12,7 @@ pub struct RecipeOverrideArgs {
     /// Change one recipe key for this run (repeatable): KEY=VALUE, the value read as TOML
     /// (schedule.steps=300, optimizer.lr=2e-4); KEY= removes the key (back to its default).
     #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<lase::train::RecipeOverride>,
+    pub set: Vec<lase::train::RecipeOverride>,
 }
 
 /// How one process of a training run runs, shared by `lase train` and `lase distill`.

@@ -381,8 +381,10 @@ impl<'a> Trainer<'a> {
         }
         let mut dev = None;
         if eval_now && !self.dev.is_empty() {
-            let p1 = self.dev.p_at_1(&self.encoder)?;
+            let scores = self.dev.scores(&self.encoder)?;
+            let p1 = scores.p_at_1;
             record["dev_p_at_1"] = serde_json::json!(p1);
+            record["dev_pooled_p_at_1"] = serde_json::json!(scores.pooled_p_at_1);
             dev = Some(p1);
             if self.best.is_none_or(|b| p1 > b.dev_p_at_1) {
                 let now = BestDev {

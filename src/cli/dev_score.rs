@@ -1,0 +1,59 @@
+//! `lase dev-score`: a model scored on a recipe's dev split (the pairs `lase train`
+//! carves out of the training data and scores itself on; never a test set), so models
+//! from different runs, or a shipped one, are compared on the same pairs.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use super::model_load::{PrecisionChoice, load_encoder};
+use super::train::RecipeOverrideArgs;
+
+#[derive(Args)]
+pub struct DevScoreArgs {
+    /// Model folder.
+    #[arg(long)]
+    model: PathBuf,
+    /// The recipe (TOML) whose [data] sources, exclusion and dev split are read, and its
+    /// run.dev_max_pairs, as `lase train` reads them.
+    #[arg(long)]
+    config: PathBuf,
+    #[command(flatten)]
+    overrides: RecipeOverrideArgs,
+    /// Also write the scores, per language, as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Numeric precision of the forward pass (f32 by default, as training scores it).
+    #[arg(long, default_value = "f32")]
+    precision: PrecisionChoice,
+}
+
+pub fn dev_score(args: DevScoreArgs, device: tch::Device) -> Result<()> {
+    let config = lase::train::TrainConfig::from_file_with(&args.config, &args.overrides.set)?;
+    let (_, dev_pairs) =
+        lase::train::training_data::training_and_dev_sets(&config.data, config.run.seed)?;
+    let dev = lase::train::dev_set::DevSet::new(&dev_pairs, config.run.dev_max_pairs);
+    if dev.is_empty() {
+        anyhow::bail!(
+            "{}: the recipe's dev split is empty (data.dev.pairs_per_language, min_language_pairs)",
+            args.config.display()
+        );
+    }
+    let encoder = load_encoder(&args.model, device, args.precision)?;
+    let scores = dev.scores(&encoder)?;
+    println!(
+        "{}: dev P@1 {:.2} (both directions among each language's own pairs), pooled {:.2} (among all {} target sentences); {} languages, {} pairs",
+        args.model.display(),
+        scores.p_at_1,
+        scores.pooled_p_at_1,
+        scores.pool_size,
+        scores.languages.len(),
+        dev.len()
+    );
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&scores)? + "\n";
+        lase::io::atomic::write_atomic(path, text.as_bytes())?;
+    }
+    Ok(())
+}
