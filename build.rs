@@ -4,7 +4,9 @@
 //!   lets LD_LIBRARY_PATH override it: on a GPU machine, pointing LD_LIBRARY_PATH at a full
 //!   PyTorch `torch/lib` loads the CUDA-enabled libtorch instead of the CPU one;
 //! - compiles csrc/int8_linear.cpp, the call into libtorch's dynamic int8 linear kernels
-//!   (src/model/int8.rs), against the same libtorch's headers, as torch-sys compiles its own.
+//!   (src/model/int8.rs), and csrc/packed_linear.cpp, its prepacked bfloat16 linear
+//!   kernels (src/model/packed_linear.rs), against the same libtorch's headers, as
+//!   torch-sys compiles its own.
 
 use std::path::PathBuf;
 
@@ -31,8 +33,10 @@ fn main() {
         .flag("-DGLOG_USE_GLOG_EXPORT")
         .flag_if_supported("-Wno-unused-parameter")
         .file("csrc/int8_linear.cpp")
-        .compile("lase_int8_linear");
+        .file("csrc/packed_linear.cpp")
+        .compile("lase_torch_ops");
     println!("cargo:rerun-if-changed=csrc/int8_linear.cpp");
+    println!("cargo:rerun-if-changed=csrc/packed_linear.cpp");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=LIBTORCH");
 }

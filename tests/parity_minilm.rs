@@ -9,6 +9,7 @@ mod common;
 use common::*;
 use lase::io::npy::NpyMatrix;
 use lase::io::text::read_lines;
+use lase::model::linear::LinearKernel;
 use lase::model::{Precision, SentenceEncoder};
 use tch::Device;
 
@@ -93,6 +94,10 @@ fn bfloat16_stays_close_to_float32() {
     let (sentences, reference, _) = fixture();
     let mut model = SentenceEncoder::load(&dir, Device::Cpu).unwrap();
     model.set_precision(Precision::Bf16).unwrap();
+    // On a CPU with bfloat16 instructions the layers' weights are packed for oneDNN.
+    if lase::runtime::cpu_has_fast_bf16() {
+        assert_eq!(model.linear_kernel(), LinearKernel::PackedBf16);
+    }
     let vectors = model.encode(&sentences, 16).unwrap();
     assert_parity(&vectors, &reference, &sentences, 0.999, "bf16");
 }

@@ -24,7 +24,8 @@
 use tch::{Kind, Tensor, nn};
 
 use super::config::{Activation, EncoderConfig};
-use super::linear::Linear;
+use super::linear::{Linear, LinearKernel};
+use super::packed_linear::{FusedActivation, PackedLinear};
 use super::param_init::{embedding, layer_norm, linear, linear_no_bias};
 use crate::error::Result;
 
@@ -124,6 +125,8 @@ pub struct BertSelfAttention {
     query: Linear,
     key: Linear,
     value: Linear,
+    /// With packed bfloat16 kernels: query, key and value as one [3H, H] product.
+    qkv: Option<PackedLinear>,
     num_heads: i64,
     head_dim: i64,
     dropout: f64,
@@ -137,6 +140,7 @@ impl BertSelfAttention {
             query: Linear::new(linear(&p / "query", h, h, std)),
             key: Linear::new(linear(&p / "key", h, h, std)),
             value: Linear::new(linear(&p / "value", h, h, std)),
+            qkv: None,
             num_heads: c.num_attention_heads as i64,
             head_dim: c.head_dim() as i64,
             dropout: c.attention_probs_dropout_prob,
@@ -158,9 +162,19 @@ impl BertSelfAttention {
             x.view([b, s, self.num_heads, self.head_dim])
                 .transpose(1, 2)
         };
-        let q = heads(self.query.forward(hidden, autocast));
-        let k = heads(self.key.forward(hidden, autocast));
-        let v = heads(self.value.forward(hidden, autocast));
+        let (q, k, v) = match &self.qkv {
+            Some(qkv) => {
+                let all = qkv.forward(hidden, FusedActivation::None);
+                let mut parts = all.split(h, -1).into_iter().map(heads);
+                let mut next = || parts.next().expect("three [B, S, H] parts");
+                (next(), next(), next())
+            }
+            None => (
+                heads(self.query.forward(hidden, autocast)),
+                heads(self.key.forward(hidden, autocast)),
+                heads(self.value.forward(hidden, autocast)),
+            ),
+        };
         let dropout = if train { self.dropout } else { 0.0 };
         let context = Tensor::scaled_dot_product_attention(
             &q,
@@ -175,10 +189,28 @@ impl BertSelfAttention {
         context.transpose(1, 2).reshape([b, s, h])
     }
 
-    fn set_int8(&mut self, on: bool) -> Result<()> {
-        self.query.set_int8(on)?;
-        self.key.set_int8(on)?;
-        self.value.set_int8(on)
+    /// With packed bfloat16 kernels the three products become one (their weights and
+    /// biases concatenated, then packed); other kernels run them one by one.
+    fn set_kernel(&mut self, kernel: LinearKernel) -> Result<()> {
+        self.qkv = None;
+        if kernel == LinearKernel::PackedBf16 {
+            let _guard = tch::no_grad_guard();
+            let parts = [&self.query, &self.key, &self.value].map(Linear::parameters);
+            let weight = Tensor::cat(&parts.map(|(w, _)| w), 0);
+            let bias = parts
+                .iter()
+                .map(|(_, b)| b.map(Tensor::shallow_clone))
+                .collect::<Option<Vec<_>>>()
+                .map(|b| Tensor::cat(&b, 0));
+            self.qkv = Some(PackedLinear::pack(&weight, bias.as_ref())?);
+            for linear in [&mut self.query, &mut self.key, &mut self.value] {
+                linear.set_kernel(LinearKernel::Plain)?;
+            }
+            return Ok(());
+        }
+        self.query.set_kernel(kernel)?;
+        self.key.set_kernel(kernel)?;
+        self.value.set_kernel(kernel)
     }
 }
 
@@ -220,8 +252,8 @@ impl BertResidualOutput {
         (out.to_kind(residual.kind()) + residual).apply(&self.layer_norm)
     }
 
-    fn set_int8(&mut self, on: bool) -> Result<()> {
-        self.dense.set_int8(on)
+    fn set_kernel(&mut self, kernel: LinearKernel) -> Result<()> {
+        self.dense.set_kernel(kernel)
     }
 }
 
@@ -251,9 +283,9 @@ impl BertAttention {
         self.output.forward_t(&context, hidden, train, autocast)
     }
 
-    fn set_int8(&mut self, on: bool) -> Result<()> {
-        self.self_attention.set_int8(on)?;
-        self.output.set_int8(on)
+    fn set_kernel(&mut self, kernel: LinearKernel) -> Result<()> {
+        self.self_attention.set_kernel(kernel)?;
+        self.output.set_kernel(kernel)
     }
 }
 
@@ -274,11 +306,11 @@ impl BertIntermediate {
     }
 
     pub fn forward(&self, x: &Tensor, autocast: Option<Kind>) -> Tensor {
-        self.activation.apply(&self.dense.forward(x, autocast))
+        self.dense.forward_activated(x, autocast, self.activation)
     }
 
-    fn set_int8(&mut self, on: bool) -> Result<()> {
-        self.dense.set_int8(on)
+    fn set_kernel(&mut self, kernel: LinearKernel) -> Result<()> {
+        self.dense.set_kernel(kernel)
     }
 }
 
@@ -313,10 +345,10 @@ impl BertLayer {
         self.output.forward_t(&ff, &attended, train, autocast)
     }
 
-    fn set_int8(&mut self, on: bool) -> Result<()> {
-        self.attention.set_int8(on)?;
-        self.intermediate.set_int8(on)?;
-        self.output.set_int8(on)
+    fn set_kernel(&mut self, kernel: LinearKernel) -> Result<()> {
+        self.attention.set_kernel(kernel)?;
+        self.intermediate.set_kernel(kernel)?;
+        self.output.set_kernel(kernel)
     }
 }
 
@@ -355,10 +387,10 @@ impl BertEncoder {
         hidden
     }
 
-    fn set_int8(&mut self, on: bool) -> Result<()> {
+    fn set_kernel(&mut self, kernel: LinearKernel) -> Result<()> {
         self.unit
             .iter_mut()
-            .try_for_each(|layer| layer.set_int8(on))
+            .try_for_each(|layer| layer.set_kernel(kernel))
     }
 }
 
@@ -392,11 +424,21 @@ impl BertModel {
         self.autocast
     }
 
-    /// Runs every layer's linear products in int8 (`true`: packs the current float
-    /// weights; CPU only, inference only) or in float again (`false`). The embeddings,
-    /// attention scores, layer norms and everything after the layers stay float32.
-    pub fn set_int8(&mut self, on: bool) -> Result<()> {
-        self.encoder.set_int8(on)
+    /// Runs every layer's linear products with `kernel` (int8 or packed bfloat16: a copy
+    /// of the current weights, CPU only, inference only; plain: the parameters again).
+    /// The embeddings, attention, layer norms and everything after the layers are not
+    /// affected.
+    pub fn set_kernel(&mut self, kernel: LinearKernel) -> Result<()> {
+        self.encoder.set_kernel(kernel)
+    }
+
+    /// The kernel of the layers' linear products (that of the first feed-forward layer;
+    /// [`Self::set_kernel`] sets every layer alike). Plain for a model without layers.
+    pub fn kernel(&self) -> LinearKernel {
+        self.encoder
+            .unit
+            .first()
+            .map_or(LinearKernel::Plain, |l| l.intermediate.dense.kernel())
     }
 
     /// Boolean key mask [B, 1, 1, S] from a 0/1 attention mask [B, S].

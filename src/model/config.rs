@@ -32,6 +32,17 @@ impl Activation {
             Activation::Silu => x.silu(),
         }
     }
+
+    /// The same activation as a post-op fused into a packed bfloat16 product.
+    pub fn fused(self) -> crate::model::packed_linear::FusedActivation {
+        use crate::model::packed_linear::FusedActivation;
+        match self {
+            Activation::Gelu => FusedActivation::Gelu,
+            Activation::GeluTanh => FusedActivation::GeluTanh,
+            Activation::Relu => FusedActivation::Relu,
+            Activation::Silu => FusedActivation::Silu,
+        }
+    }
 }
 
 /// Architecture of a BERT-family post-LN encoder, as in HF `config.json`.

@@ -32,9 +32,9 @@ unsafe extern "C" {
     fn lase_int8_linear_free(packed: *mut c_void);
 }
 
-const ERROR_BUFFER: usize = 1024;
+pub(super) const ERROR_BUFFER: usize = 1024;
 
-fn message(buffer: &[u8]) -> String {
+pub(super) fn message(buffer: &[u8]) -> String {
     CStr::from_bytes_until_nul(buffer)
         .map(|m| m.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "unknown libtorch error".into())

@@ -7,6 +7,7 @@ pub mod config;
 pub mod dense;
 pub mod int8;
 pub mod linear;
+pub mod packed_linear;
 pub mod param_init;
 pub mod pooling;
 pub mod sentence_encoder;

@@ -12,6 +12,7 @@ use tch::{Device, Tensor, nn};
 use super::bert::BertModel;
 use super::config::EncoderConfig;
 use super::dense::{Dense, DenseConfig};
+use super::linear::LinearKernel;
 use super::pooling::{PoolingConfig, pool};
 use super::st_folder::{
     DENSE_TYPE, FolderModules, ModulesWriter, NORMALIZE_TYPE, POOLING_TYPE, TokenizerFiles,
@@ -471,7 +472,9 @@ impl SentenceEncoder {
     }
 
     /// Converts the weights for inference in `precision` (int8: packs the transformer
-    /// layers' linear weights, on the CPU only).
+    /// layers' linear weights, on the CPU only; bf16 on the CPU: packs them once for
+    /// oneDNN's bfloat16 kernels, unless `LASE_BF16_KERNEL=plain`, which benchmarks use
+    /// to compare).
     pub fn set_precision(&mut self, precision: Precision) -> Result<()> {
         if precision == Precision::Int8 && self.device() != Device::Cpu {
             return Err(LaseError::InvalidArgument(format!(
@@ -483,9 +486,31 @@ impl SentenceEncoder {
             Precision::F32 | Precision::Int8 => self.vs.float(),
             Precision::Bf16 => self.vs.bfloat16(),
         }
-        self.transformer.set_int8(precision == Precision::Int8)?;
+        let kernel = match precision {
+            Precision::F32 => LinearKernel::Plain,
+            Precision::Int8 => LinearKernel::Int8,
+            Precision::Bf16 if self.device() == Device::Cpu && bf16_packing_wanted() => {
+                LinearKernel::PackedBf16
+            }
+            Precision::Bf16 => LinearKernel::Plain,
+        };
+        if let Err(e) = self.transformer.set_kernel(kernel) {
+            if kernel != LinearKernel::PackedBf16 {
+                return Err(e);
+            }
+            // A CPU without oneDNN's bfloat16 kernels: libtorch's plain products still
+            // compute bfloat16 there, slowly (auto never picks bf16 on such a CPU).
+            tracing::warn!("bf16 products run unpacked: {e}");
+            self.transformer.set_kernel(LinearKernel::Plain)?;
+        }
         self.precision = precision;
         Ok(())
+    }
+
+    /// The kernel running the transformer's linear products for inference (packed
+    /// bfloat16 after `set_precision(Bf16)` on a CPU that has oneDNN's kernels).
+    pub fn linear_kernel(&self) -> LinearKernel {
+        self.transformer.kernel()
     }
 
     /// Mixed precision for training, as torch.autocast does it: with [`Precision::Bf16`]
@@ -558,4 +583,10 @@ pub fn l2_normalize(x: &Tensor) -> Tensor {
         .norm_scalaropt_dim(2, [-1].as_slice(), true)
         .clamp_min(1e-12);
     x / norm
+}
+
+/// Whether bf16 inference on the CPU packs its linear weights (the default) or runs
+/// libtorch's plain products (`LASE_BF16_KERNEL=plain`, for comparisons).
+fn bf16_packing_wanted() -> bool {
+    std::env::var("LASE_BF16_KERNEL").map_or(true, |v| v != "plain")
 }

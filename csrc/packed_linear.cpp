@@ -1,0 +1,87 @@
+// bfloat16 linear layers with their weight packed once (oneDNN's blocked layout for the
+// CPU's AMX / AVX-512 kernels) instead of on every call, for src/model/packed_linear.rs.
+// libtorch's `linear` reorders the weight for oneDNN on each product; the packed path is
+// the one torch.compile's CPU freezing uses: mkldnn::_reorder_linear_weight once, then
+// mkldnn::_linear_pointwise per call. Both are registered with the dispatcher, not ATen
+// native functions, so tch does not bind them: they are called here, boxed, by name.
+// Every function catches C++ exceptions and reports them through `err` (a caller-owned
+// buffer); none lets an exception cross into Rust.
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+
+#include <cstring>
+#include <exception>
+
+namespace {
+
+void report(const std::exception& e, char* err, size_t err_len) {
+  if (err != nullptr && err_len > 0) {
+    std::strncpy(err, e.what(), err_len - 1);
+    err[err_len - 1] = '\0';
+  }
+}
+
+c10::OperatorHandle op(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
+}
+
+}  // namespace
+
+extern "C" {
+
+// Packs a bfloat16 [out, in] weight for products with about `rows` input rows (a hint
+// for the blocking; any number of rows works). Returns an owned tensor, or null with
+// `err` set (e.g. on a CPU without the bfloat16 instructions oneDNN needs).
+at::Tensor* lase_packed_linear_pack(const at::Tensor* weight, int64_t rows, char* err,
+                                    size_t err_len) {
+  try {
+    torch::jit::Stack stack;
+    stack.emplace_back(weight->contiguous());
+    stack.emplace_back(rows);
+    static const c10::OperatorHandle reorder = op("mkldnn::_reorder_linear_weight");
+    reorder.callBoxed(&stack);
+    return new at::Tensor(stack.at(0).toTensor());
+  } catch (const std::exception& e) {
+    report(e, err, err_len);
+    return nullptr;
+  }
+}
+
+// act(x W^T + b) for a bfloat16 input [..., in] with a weight packed above and an
+// optional bfloat16 bias [out], the activation fused into the product: `attr` is "none",
+// "gelu" (with `algorithm` "none" = exact or "tanh"), "relu" or "swish"; `algorithm` may
+// be null. Returns an owned [..., out] tensor, or null with `err` set.
+at::Tensor* lase_packed_linear_forward(const at::Tensor* input, const at::Tensor* packed,
+                                       const at::Tensor* bias, int64_t out_features,
+                                       const char* attr, const char* algorithm,
+                                       char* err, size_t err_len) {
+  try {
+    const int64_t in_features = input->size(-1);
+    std::vector<int64_t> shape = input->sizes().vec();
+    shape.back() = out_features;
+    torch::jit::Stack stack;
+    stack.emplace_back(input->reshape({-1, in_features}).contiguous());
+    stack.emplace_back(*packed);
+    if (bias != nullptr) {
+      stack.emplace_back(*bias);
+    } else {
+      stack.emplace_back(c10::IValue());
+    }
+    stack.emplace_back(std::string(attr));
+    stack.emplace_back(c10::List<std::optional<at::Scalar>>());
+    if (algorithm != nullptr) {
+      stack.emplace_back(std::string(algorithm));
+    } else {
+      stack.emplace_back(c10::IValue());
+    }
+    static const c10::OperatorHandle linear = op("mkldnn::_linear_pointwise");
+    linear.callBoxed(&stack);
+    return new at::Tensor(stack.at(0).toTensor().view(shape));
+  } catch (const std::exception& e) {
+    report(e, err, err_len);
+    return nullptr;
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,236 @@
+//! bfloat16 linear layers with the weight packed once for oneDNN's CPU kernels (AMX /
+//! AVX-512 BF16), as torch.compile's CPU freezing does: libtorch's plain `linear` packs
+//! the weight again on every product, which made the products of all-MiniLM-L6-v2's
+//! layers 1.59x slower on a 2-core AMX Xeon (bench/gemm_prepack.py, docs/benchmarks.md).
+//! The kernels are libtorch's own (`mkldnn::_reorder_linear_weight`,
+//! `mkldnn::_linear_pointwise`), reached through csrc/packed_linear.cpp because tch binds
+//! ATen's native functions only. CPU only, inference only: the packed copy does not follow
+//! later changes to the weights.
+
+use std::ffi::{CStr, c_char};
+
+use tch::{Device, Kind, Tensor};
+use torch_sys::C_tensor;
+
+use super::int8::{ERROR_BUFFER, message};
+use crate::error::{LaseError, Result};
+
+unsafe extern "C" {
+    fn lase_packed_linear_pack(
+        weight: *const C_tensor,
+        rows: i64,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> *mut C_tensor;
+    fn lase_packed_linear_forward(
+        input: *const C_tensor,
+        packed: *const C_tensor,
+        bias: *const C_tensor,
+        out_features: i64,
+        attr: *const c_char,
+        algorithm: *const c_char,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> *mut C_tensor;
+}
+
+/// An activation oneDNN applies inside the product (its post-op).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FusedActivation {
+    None,
+    /// Exact GELU, x Φ(x).
+    Gelu,
+    /// GELU's tanh approximation.
+    GeluTanh,
+    Relu,
+    /// x σ(x).
+    Silu,
+}
+
+impl FusedActivation {
+    /// oneDNN's post-op name and algorithm (`_linear_pointwise`'s `attr`, `algorithm`).
+    fn names(self) -> (&'static CStr, Option<&'static CStr>) {
+        match self {
+            Self::None => (c"none", None),
+            Self::Gelu => (c"gelu", Some(c"none")),
+            Self::GeluTanh => (c"gelu", Some(c"tanh")),
+            Self::Relu => (c"relu", None),
+            Self::Silu => (c"swish", None),
+        }
+    }
+}
+
+/// Rows the packing is blocked for: a CPU forward pass of lase embed (512 padded tokens).
+const PACKING_ROWS: i64 = 512;
+
+/// A bfloat16 linear layer's weight in oneDNN's packed layout, and its bias.
+#[derive(Debug)]
+pub struct PackedLinear {
+    packed: Tensor,
+    bias: Option<Tensor>,
+    in_features: i64,
+    out_features: i64,
+}
+
+impl PackedLinear {
+    /// Packs a bfloat16 `[out, in]` weight and optional `[out]` bias on the CPU. Fails
+    /// (an error to fall back on, not a panic) where oneDNN has no bfloat16 kernel.
+    pub fn pack(weight: &Tensor, bias: Option<&Tensor>) -> Result<Self> {
+        let (out_features, in_features) = weight.size2().map_err(|_| {
+            LaseError::InvalidArgument(format!(
+                "packed linear: weight must be [out, in], got {:?}",
+                weight.size()
+            ))
+        })?;
+        if weight.device() != Device::Cpu || weight.kind() != Kind::BFloat16 {
+            return Err(LaseError::InvalidArgument(format!(
+                "packed linear layers take bfloat16 weights on the CPU (got {:?} on {:?})",
+                weight.kind(),
+                weight.device()
+            )));
+        }
+        let mut err = [0u8; ERROR_BUFFER];
+        // SAFETY: the weight outlives the call; the C++ side returns a new owned tensor
+        // (or null) and writes at most ERROR_BUFFER bytes, NUL-terminated, into `err`.
+        let packed = unsafe {
+            lase_packed_linear_pack(
+                weight.as_ptr(),
+                PACKING_ROWS,
+                err.as_mut_ptr().cast(),
+                err.len(),
+            )
+        };
+        if packed.is_null() {
+            return Err(LaseError::Model(format!(
+                "packed linear: packing failed: {}",
+                message(&err)
+            )));
+        }
+        Ok(Self {
+            // SAFETY: a new, owned at::Tensor from the C++ side.
+            packed: unsafe { Tensor::from_ptr(packed) },
+            bias: bias.map(|b| b.shallow_clone()),
+            in_features,
+            out_features,
+        })
+    }
+
+    /// `act(x W^T + b)` for a bfloat16 input `[..., in]`; returns bfloat16 `[..., out]`.
+    pub fn try_forward(&self, x: &Tensor, act: FusedActivation) -> Result<Tensor> {
+        let (attr, algorithm) = act.names();
+        let mut err = [0u8; ERROR_BUFFER];
+        // SAFETY: as in `pack`; every tensor is alive for the call.
+        let out = unsafe {
+            lase_packed_linear_forward(
+                x.as_ptr(),
+                self.packed.as_ptr(),
+                self.bias.as_ref().map_or(std::ptr::null(), |b| b.as_ptr()),
+                self.out_features,
+                attr.as_ptr(),
+                algorithm.map_or(std::ptr::null(), CStr::as_ptr),
+                err.as_mut_ptr().cast(),
+                err.len(),
+            )
+        };
+        if out.is_null() {
+            return Err(LaseError::Model(format!(
+                "packed linear ({} -> {}) on input {:?}: {}",
+                self.in_features,
+                self.out_features,
+                x.size(),
+                message(&err)
+            )));
+        }
+        // SAFETY: the C++ side returned a new, owned at::Tensor.
+        Ok(unsafe { Tensor::from_ptr(out) })
+    }
+
+    /// As [`Self::try_forward`], panicking on a libtorch error as tch's own operators do
+    /// (a shape mismatch is a programming error; `lase serve` catches such panics).
+    pub fn forward(&self, x: &Tensor, act: FusedActivation) -> Tensor {
+        self.try_forward(x, act).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bf16(t: Tensor) -> Tensor {
+        t.to_kind(Kind::BFloat16)
+    }
+
+    /// On a CPU with bfloat16 instructions the packed product is libtorch's bfloat16
+    /// product, activation included, to bfloat16's rounding; elsewhere packing may be
+    /// refused, as an error (the encoder then keeps the plain product), never an abort.
+    #[test]
+    fn matches_the_plain_bfloat16_product_with_each_activation() {
+        tch::manual_seed(5);
+        let w = bf16(Tensor::randn([48, 32], (Kind::Float, Device::Cpu)) * 0.2);
+        let b = bf16(Tensor::randn([48], (Kind::Float, Device::Cpu)));
+        let x = bf16(Tensor::randn([2, 5, 32], (Kind::Float, Device::Cpu)));
+        let packed = match PackedLinear::pack(&w, Some(&b)) {
+            Ok(p) => p,
+            Err(e) => {
+                assert!(
+                    !crate::runtime::cpu_has_fast_bf16(),
+                    "packing failed on a CPU with bfloat16 instructions: {e}"
+                );
+                assert!(e.to_string().contains("packing failed"), "{e}");
+                return;
+            }
+        };
+        let plain = x.linear(&w, Some(&b));
+        let cases: [(FusedActivation, Tensor); 5] = [
+            (FusedActivation::None, plain.shallow_clone()),
+            (FusedActivation::Gelu, plain.gelu("none")),
+            (FusedActivation::GeluTanh, plain.gelu("tanh")),
+            (FusedActivation::Relu, plain.relu()),
+            (FusedActivation::Silu, plain.silu()),
+        ];
+        for (act, expected) in cases {
+            let got = packed.forward(&x, act);
+            assert_eq!(got.size(), [2, 5, 48], "{act:?}");
+            assert_eq!(got.kind(), Kind::BFloat16, "{act:?}");
+            let diff = f64::try_from((&got - &expected).abs().max().to_kind(Kind::Float)).unwrap();
+            let scale = f64::try_from(expected.abs().max().to_kind(Kind::Float)).unwrap();
+            // bfloat16 keeps 8 significant bits: one rounding of the output is 0.4%.
+            assert!(
+                diff <= 0.02 * scale,
+                "{act:?}: max |diff| {diff} of {scale}"
+            );
+        }
+        let relu_in_product = packed.forward(&x, FusedActivation::Relu);
+        assert!(f64::try_from(relu_in_product.min().to_kind(Kind::Float)).unwrap() >= 0.0);
+        let no_bias = PackedLinear::pack(&w, None)
+            .unwrap()
+            .forward(&x, FusedActivation::None);
+        let diff = f64::try_from(
+            (&no_bias - x.linear::<&Tensor>(&w, None))
+                .abs()
+                .max()
+                .to_kind(Kind::Float),
+        )
+        .unwrap();
+        assert!(diff < 0.1, "without bias: max |diff| {diff}");
+    }
+
+    #[test]
+    fn wrong_kinds_and_shapes_are_errors_not_aborts() {
+        let float = Tensor::randn([8, 4], (Kind::Float, Device::Cpu));
+        let err = PackedLinear::pack(&float, None).unwrap_err();
+        assert!(err.to_string().contains("bfloat16 weights"), "{err}");
+        let err = PackedLinear::pack(&bf16(Tensor::randn([8], (Kind::Float, Device::Cpu))), None)
+            .unwrap_err();
+        assert!(err.to_string().contains("[out, in]"), "{err}");
+        if let Ok(packed) = PackedLinear::pack(&bf16(float), None) {
+            let err = packed
+                .try_forward(
+                    &bf16(Tensor::randn([3, 5], (Kind::Float, Device::Cpu))),
+                    FusedActivation::None,
+                )
+                .unwrap_err();
+            assert!(err.to_string().contains("packed linear (4 -> 8)"), "{err}");
+        }
+    }
+}
