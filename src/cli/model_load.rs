@@ -37,7 +37,7 @@ pub struct PrecisionArgs {
     /// sentences, else f32; prints what it picked and why), f32 (exact), bf16 (bfloat16
     /// products), int8 (dynamic int8 linear layers through libtorch's FBGEMM kernels; CPU
     /// only; one activation scale per batch, so a vector depends on its batch). On
-    /// AVX512-BF16/AMX CPUs bf16 kept FLORES and Tatoeba P@1 within 0.06 of f32, int8
+    /// AVX512-BF16/AMX CPUs bf16 kept FLORES and Tatoeba P@1 within 0.07 of f32, int8
     /// within 0.25 (docs/benchmarks.md, "Inference precision and retrieval").
     #[arg(long, default_value = "auto")]
     pub precision: PrecisionChoice,
