@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 
 namespace {
 
@@ -44,6 +45,9 @@ at::Tensor* lase_packed_linear_pack(const at::Tensor* weight, int64_t rows, char
     return new at::Tensor(stack.at(0).toTensor());
   } catch (const std::exception& e) {
     report(e, err, err_len);
+    return nullptr;
+  } catch (...) {
+    report(std::runtime_error("unknown C++ exception"), err, err_len);
     return nullptr;
   }
 }
@@ -80,6 +84,9 @@ at::Tensor* lase_packed_linear_forward(const at::Tensor* input, const at::Tensor
     return new at::Tensor(stack.at(0).toTensor().view(shape));
   } catch (const std::exception& e) {
     report(e, err, err_len);
+    return nullptr;
+  } catch (...) {
+    report(std::runtime_error("unknown C++ exception"), err, err_len);
     return nullptr;
   }
 }

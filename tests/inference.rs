@@ -59,3 +59,42 @@ fn workers_and_budgets_route_every_row_back_to_its_sentence() {
     let _ = model.encode_with(&sentences, &options).unwrap();
     assert_eq!(tch::get_num_threads(), before);
 }
+
+/// bf16 on the CPU packs the layers' weights for oneDNN (query/key/value as one product,
+/// GELU inside the feed-forward product) where the CPU has the kernels: the vectors are
+/// the plain bfloat16 products' to bfloat16's rounding. Where packing is refused the
+/// encoder keeps the plain products, and switching to them changes nothing.
+#[test]
+fn packed_bf16_layers_give_the_plain_bf16_vectors() {
+    use lase::model::Precision;
+    use lase::model::linear::LinearKernel;
+    let mut encoder = tiny_encoder(tiny_config(), mean_head(16, true), 11);
+    let sentences = [
+        "der hund ist rot",
+        "the dog is red",
+        "der hund",
+        "red dog is the dog",
+    ];
+    encoder.set_precision(Precision::Bf16).unwrap();
+    let kernel = encoder.linear_kernel();
+    if lase::runtime::cpu_has_fast_bf16() {
+        assert_eq!(kernel, LinearKernel::PackedBf16);
+    }
+    let packed = rows(&encoder.encode(&sentences, 8).unwrap());
+    encoder.set_linear_kernel(LinearKernel::Plain).unwrap();
+    assert_eq!(encoder.linear_kernel(), LinearKernel::Plain);
+    let plain = rows(&encoder.encode(&sentences, 8).unwrap());
+    for (a, b) in packed.iter().zip(&plain) {
+        let c = cosine(a, b);
+        if kernel == LinearKernel::PackedBf16 {
+            assert!(c > 0.999, "packed vs plain bf16: cosine {c}");
+        } else {
+            assert_eq!(a, b);
+        }
+    }
+    // Packed again, then float32 for training: the inference copy is dropped.
+    encoder.set_linear_kernel(kernel).unwrap();
+    assert_eq!(encoder.linear_kernel(), kernel);
+    encoder.set_mixed_precision(Precision::F32).unwrap();
+    assert_eq!(encoder.linear_kernel(), LinearKernel::Plain);
+}

@@ -148,7 +148,7 @@ fn contrastive_training_learns_to_retrieve_translations() {
     std::fs::write(&recipe, config.to_toml()).unwrap();
     let json = dir.path().join("dev.json");
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_lase"))
-        .args(["--threads", "1", "dev-score", "--model"])
+        .args(["dev-score", "--model"])
         .arg(out.join("model"))
         .arg("--config")
         .arg(&recipe)

@@ -24,7 +24,9 @@ pub struct DevScoreArgs {
     /// Also write the scores, per language, as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Numeric precision of the forward pass (f32 by default, as training scores it).
+    /// Numeric precision of the forward pass (f32 by default: as training scores an f32
+    /// run; a run trained with bf16 mixed precision scores itself with bf16 products over
+    /// f32 weights, which no inference precision reproduces exactly).
     #[arg(long, default_value = "f32")]
     precision: PrecisionChoice,
 }
@@ -43,7 +45,7 @@ pub fn dev_score(args: DevScoreArgs, device: tch::Device) -> Result<()> {
     let encoder = load_encoder(&args.model, device, args.precision)?;
     let scores = dev.scores(&encoder)?;
     println!(
-        "{}: dev P@1 {:.2} (both directions among each language's own pairs), pooled {:.2} (among all {} target sentences); {} languages, {} pairs",
+        "{}: dev P@1 {:.2} (both directions among each language's own pairs), pooled {:.2} (among all {} distinct target sentences); {} languages, {} pairs",
         args.model.display(),
         scores.p_at_1,
         scores.pooled_p_at_1,

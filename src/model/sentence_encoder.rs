@@ -495,13 +495,19 @@ impl SentenceEncoder {
             Precision::Bf16 => LinearKernel::Plain,
         };
         if let Err(e) = self.transformer.set_kernel(kernel) {
+            // No layer keeps a copy made before the failure: the parameters, already
+            // converted, run with the plain products.
+            self.transformer.set_kernel(LinearKernel::Plain)?;
             if kernel != LinearKernel::PackedBf16 {
+                self.precision = match precision {
+                    Precision::Int8 => Precision::F32,
+                    other => other,
+                };
                 return Err(e);
             }
             // A CPU without oneDNN's bfloat16 kernels: libtorch's plain products still
             // compute bfloat16 there, slowly (auto never picks bf16 on such a CPU).
             tracing::warn!("bf16 products run unpacked: {e}");
-            self.transformer.set_kernel(LinearKernel::Plain)?;
         }
         self.precision = precision;
         Ok(())
@@ -513,13 +519,31 @@ impl SentenceEncoder {
         self.transformer.kernel()
     }
 
+    /// Runs the transformer's linear products with `kernel`, for comparisons: packed
+    /// bfloat16 needs bfloat16 parameters on the CPU (`set_precision(Bf16)`), int8 float
+    /// ones. An error leaves the plain products in place.
+    pub fn set_linear_kernel(&mut self, kernel: LinearKernel) -> Result<()> {
+        self.transformer.set_kernel(kernel).or_else(|e| {
+            self.transformer.set_kernel(LinearKernel::Plain)?;
+            Err(e)
+        })
+    }
+
     /// Mixed precision for training, as torch.autocast does it: with [`Precision::Bf16`]
     /// the transformer's matrix products run in bfloat16 while the weights (so the
     /// optimizer updates float32 parameters), residual sums, layer norms, pooling and the
     /// loss stay float32. [`Precision::F32`] turns it off. Unlike [`Self::set_precision`]
-    /// nothing is converted: saving writes the float32 weights.
+    /// nothing is converted (saving writes the float32 weights), and any inference copy of
+    /// the weights (int8, packed bfloat16) is dropped.
     /// Int8 has no gradients, so it is refused here.
     pub fn set_mixed_precision(&mut self, precision: Precision) -> Result<()> {
+        if precision == Precision::Int8 {
+            return Err(LaseError::InvalidArgument(
+                "int8 is an inference precision: train in f32 or bf16".into(),
+            ));
+        }
+        // Training uses the parameters themselves, never an inference copy of them.
+        self.transformer.set_kernel(LinearKernel::Plain)?;
         self.transformer.set_autocast(match precision {
             Precision::F32 => None,
             Precision::Bf16 => Some(tch::Kind::BFloat16),
