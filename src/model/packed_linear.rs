@@ -106,13 +106,22 @@ impl PackedLinear {
                 message(&err)
             )));
         }
-        Ok(Self {
+        let layer = Self {
             // SAFETY: a new, owned at::Tensor from the C++ side.
             packed: unsafe { Tensor::from_ptr(packed) },
             bias: bias.map(|b| b.detach().copy()),
             in_features,
             out_features,
-        })
+        };
+        // A CPU where oneDNN packs but cannot run the product fails here, at set-up, not
+        // in the middle of an encode.
+        let _probe = layer
+            .try_forward(
+                &Tensor::zeros([1, in_features], (Kind::BFloat16, Device::Cpu)),
+                FusedActivation::None,
+            )
+            .map_err(|e| LaseError::Model(format!("packed linear: packing failed: {e}")))?;
+        Ok(layer)
     }
 
     /// `act(x W^T + b)` for a bfloat16 input `[..., in]`; returns bfloat16 `[..., out]`.
