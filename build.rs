@@ -37,6 +37,7 @@ fn main() {
         .compile("lase_torch_ops");
     println!("cargo:rerun-if-changed=csrc/int8_linear.cpp");
     println!("cargo:rerun-if-changed=csrc/packed_linear.cpp");
+    println!("cargo:rerun-if-changed=csrc/torch_ops.h");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=LIBTORCH");
 }

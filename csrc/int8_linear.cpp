@@ -8,23 +8,13 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 
+#include "torch_ops.h"
+
 #include <cstring>
 #include <exception>
 
-namespace {
-
-void report(const std::exception& e, char* err, size_t err_len) {
-  if (err != nullptr && err_len > 0) {
-    std::strncpy(err, e.what(), err_len - 1);
-    err[err_len - 1] = '\0';
-  }
-}
-
-c10::OperatorHandle op(const char* name) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
-}
-
-}  // namespace
+using lase_ops::op;
+using lase_ops::report;
 
 extern "C" {
 
