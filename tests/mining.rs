@@ -497,6 +497,23 @@ fn cli_ann_mines_like_exact_search_and_prints_recall() {
         stdout.contains("HNSW (M 16, ef_construction 128, ef 1024): recall@4") && recall > 0.99,
         "{stdout}"
     );
+    // The search's own seconds come apart from the whole command's, and within them.
+    let timing = |stdout: &str| -> (f64, f64) {
+        let tail = stdout
+            .split("threshold 1.06, ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no timing in {stdout}"));
+        let total: f64 = tail.split(" s, ").next().unwrap().parse().unwrap();
+        let search: f64 = tail
+            .split("of which k-NN search ")
+            .nth(1)
+            .and_then(|t| t.split(" s)").next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no k-NN seconds in {stdout}"));
+        (total, search)
+    };
+    let (total, search) = timing(&stdout);
+    assert!((0.0..=total).contains(&search), "{stdout}");
     let (a, b) = (read_lines(&exact).unwrap(), read_lines(&approx).unwrap());
     assert!(!a.is_empty());
     let same = b.iter().filter(|l| a.contains(l)).count();

@@ -127,7 +127,7 @@ pub fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
         expansion_add: args.ann_ef_construction.max(1),
         expansion_search: args.ann_ef_search.max(1),
     });
-    let (pairs, approximation) = mine_files(
+    let mined = mine_files(
         &args.src,
         &args.tgt,
         &source,
@@ -135,12 +135,13 @@ pub fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
         args.unify,
         !args.quiet,
     )?;
+    let pairs = mined.pairs;
     write_pairs_tsv(&args.output, &pairs, args.indices)?;
-    if let Some(a) = approximation {
+    if let Some(a) = mined.approximation {
         print_approximation(&options, &a);
     }
     println!(
-        "wrote {} pairs to {} ({:?} margin, {:?} retrieval, k={}, threshold {}, {:.1} s)",
+        "wrote {} pairs to {} ({:?} margin, {:?} retrieval, k={}, threshold {}, {:.1} s, of which k-NN search {:.1} s)",
         pairs.len(),
         args.output.display(),
         options.margin,
@@ -149,7 +150,8 @@ pub fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
         options
             .threshold
             .map_or("none".to_string(), |t| t.to_string()),
-        start.elapsed().as_secs_f64()
+        start.elapsed().as_secs_f64(),
+        mined.search_seconds
     );
     if let Some(path) = &args.gold {
         print_gold_scores(&pairs, path)?;

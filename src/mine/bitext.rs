@@ -89,6 +89,15 @@ fn load_side(
     })
 }
 
+/// What [`mine_files`] found, with what the search measured of itself.
+pub struct MinedFiles {
+    pub pairs: Vec<MinedBitext>,
+    /// For approximate search: recall against exact search on sampled queries.
+    pub approximation: Option<super::ApproximationReport>,
+    /// Wall seconds of the neighbour search alone (not reading, embedding or scoring).
+    pub search_seconds: f64,
+}
+
 /// Mines `src` against `tgt` (text files, one sentence per line).
 pub fn mine_files(
     src: &Path,
@@ -97,7 +106,7 @@ pub fn mine_files(
     options: &MineOptions,
     unify_lines: bool,
     show_progress: bool,
-) -> Result<(Vec<MinedBitext>, Option<super::ApproximationReport>)> {
+) -> Result<MinedFiles> {
     let (src_npy, tgt_npy) = match source {
         EmbeddingSource::Precomputed { src, tgt } => (Some(src.as_path()), Some(tgt.as_path())),
         EmbeddingSource::Model(..) => (None, None),
@@ -152,7 +161,11 @@ pub fn mine_files(
             tgt: y.sentences[tgt].clone(),
         })
         .collect();
-    Ok((mined, result.approximation))
+    Ok(MinedFiles {
+        pairs: mined,
+        approximation: result.approximation,
+        search_seconds: result.search_seconds,
+    })
 }
 
 /// Writes `score<TAB>src<TAB>tgt` lines (plus `<TAB>src_line<TAB>tgt_line`, 0-based, with

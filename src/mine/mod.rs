@@ -67,6 +67,9 @@ pub struct MiningResult {
     pub pairs: Vec<ScoredPair>,
     /// For approximate search: what was measured against exact search.
     pub approximation: Option<ApproximationReport>,
+    /// Wall seconds of the neighbour search alone (both directions; graph or code building
+    /// included, recall sampling and margin scoring not).
+    pub search_seconds: f64,
 }
 
 /// Quality and size of an approximate search, measured by the search itself.
@@ -145,23 +148,23 @@ pub fn mine_with_progress(
         ));
     }
     let threads = tch::get_num_threads().max(1) as usize;
-    let approximate = |f: Neighbours, b: Neighbours, index_bytes: usize| -> Result<_> {
+    let approximate = |f: &Neighbours, b: &Neighbours, index_bytes: usize| -> Result<_> {
         let (sampled, recall_forward) =
-            sampled_recall(x, y, &f, options.recall_sample, &options.knn)?;
-        let (_, recall_backward) = sampled_recall(y, x, &b, options.recall_sample, &options.knn)?;
-        let report = ApproximationReport {
+            sampled_recall(x, y, f, options.recall_sample, &options.knn)?;
+        let (_, recall_backward) = sampled_recall(y, x, b, options.recall_sample, &options.knn)?;
+        Ok(Some(ApproximationReport {
             sampled,
             recall_forward,
             recall_backward,
             index_bytes,
-        };
-        Ok((f, b, Some(report)))
+        }))
     };
-    let (forward, backward, approximation) = match (&options.ann, options.quantization) {
+    let start = std::time::Instant::now();
+    let (forward, backward, index_bytes) = match (&options.ann, options.quantization) {
         (Some(hnsw), _) => {
             knn::validate_pair(x, y)?;
             let (f, b, bytes) = ann::knn_both_ways_hnsw(x, y, options.knn.k, hnsw, threads)?;
-            approximate(f, b, bytes)?
+            (f, b, Some(bytes))
         }
         (None, quantized::Quantization::None) => {
             let (f, b) = knn::knn_both_ways_with_progress(x, y, &options.knn, progress)?;
@@ -177,8 +180,13 @@ pub fn mine_with_progress(
                 options.rescore,
                 threads,
             );
-            approximate(f, b, code_bytes)?
+            (f, b, Some(code_bytes))
         }
+    };
+    let search_seconds = start.elapsed().as_secs_f64();
+    let approximation = match index_bytes {
+        Some(bytes) => approximate(&forward, &backward, bytes)?,
+        None => None,
     };
     let pairs = mine_from_neighbours(&forward, &backward, options);
     Ok(MiningResult {
@@ -186,6 +194,7 @@ pub fn mine_with_progress(
         backward,
         pairs,
         approximation,
+        search_seconds,
     })
 }
 

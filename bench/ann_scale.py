@@ -1,0 +1,167 @@
+"""Mining at scale: `lase mine --ann` (usearch HNSW) against faiss HNSW and against lase's own
+exact search, on real-model vectors of real sentences, from 100k x 100k up to 1M x 1M.
+
+Sentences: distinct lines sampled over every training corpus in ../shared/data (every
+language of every file, scripts/sample_training_sentences.py; never a test set), embedded
+once by --model (cached in --work), split into a source and a target half that share no
+line. For each size n, the first n rows of each half:
+
+- lase exact (`lase mine`, the default search) where n <= --exact-max;
+- lase HNSW (`lase mine --ann`, M / ef_construction / ef below): one graph per side;
+- faiss IndexHNSWFlat, inner product, the same M / ef_construction / ef, one graph per
+  side, both directions (what mining needs), in its own process.
+
+Every run gets --threads threads and is timed alone. Reported: the k-NN search seconds (lase
+prints them apart from reading and margin scoring; faiss's are graph building plus search),
+the whole process's wall seconds and peak RSS, and recall@k against exact search on 1,000
+sampled queries per direction (lase's own report; the same sampling in the faiss process).
+
+    .venv/bin/python bench/ann_scale.py [--model models/lase-mini] [--sizes 100000,250000,1000000]
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FAISS = r"""
+import json, sys, time
+import numpy as np, faiss
+src, tgt, m, efc, ef, k, threads, sample = sys.argv[1:9]
+m, efc, ef, k, threads, sample = int(m), int(efc), int(ef), int(k), int(threads), int(sample)
+faiss.omp_set_num_threads(threads)
+x = np.load(src); y = np.load(tgt)
+start = time.perf_counter()
+found = []
+for q, base in ((x, y), (y, x)):
+    index = faiss.IndexHNSWFlat(base.shape[1], m, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = efc
+    index.add(base)
+    index.hnsw.efSearch = ef
+    found.append(index.search(q, k)[1])
+    del index
+seconds = time.perf_counter() - start
+recalls = []
+for (q, base), ids in zip(((x, y), (y, x)), found):
+    rows = np.arange(0, len(q), max(1, -(-len(q) // sample)))
+    exact = np.argsort(-(q[rows] @ base.T), axis=1)[:, :k]
+    recalls.append(float(np.mean([len(set(a) & set(b)) / k for a, b in zip(exact, ids[rows])])))
+print(json.dumps({"search_seconds": seconds, "recall": recalls, "faiss": faiss.__version__,
+                  "simd": faiss.get_compile_options()}))
+"""
+
+
+def timed(cmd, env=None):
+    out = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{out.stderr[-3000:]}")
+    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", out.stderr)
+    h, mnt, s = wall.groups()
+    seconds = int(h or 0) * 3600 + int(mnt) * 60 + float(s)
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", out.stderr).group(1)) / 1024
+    return seconds, rss, out.stdout
+
+
+def prepare(args, work):
+    """Distinct sampled sentences and their vectors, cached in `work`."""
+    need = 2 * max(args.sizes)
+    text = work / "sentences.txt"
+    if not text.exists():
+        raw = work / "sample.txt"
+        subprocess.run([sys.executable, str(ROOT / "scripts/sample_training_sentences.py"), str(raw),
+                        "--count", str(3 * need), "--per-file", str(args.per_file), "--seed", "7"], check=True)
+        seen, keep = set(), []
+        for line in raw.read_text(encoding="utf-8").splitlines():
+            if line not in seen and "\t" not in line:
+                seen.add(line)
+                keep.append(line)
+        if len(keep) < need:
+            raise SystemExit(f"only {len(keep)} distinct sentences sampled, {need} needed: raise --per-file")
+        tmp = text.with_suffix(".tmp")
+        tmp.write_text("".join(line + "\n" for line in keep[:need]), encoding="utf-8")
+        os.replace(tmp, text)
+        raw.unlink()
+    vectors = work / "vectors.npy"
+    if not vectors.exists():
+        seconds, rss, out = timed([str(ROOT / "target/release/lase"), "--threads", str(args.threads), "embed",
+                                   "--model", args.model, "--input", str(text), "--output", str(vectors),
+                                   "--normalize", "--quiet"])
+        print(f"embedded {need} sentences with {args.model}: {seconds:.0f} s ({need / seconds:.0f} sentences/s), "
+              f"peak RSS {rss:.0f} MiB; {out.strip()}", flush=True)
+    return text, np.load(vectors, mmap_mode="r")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="models/lase-mini")
+    ap.add_argument("--sizes", default="100000,250000,1000000", help="sentences per side")
+    ap.add_argument("--exact-max", type=int, default=250_000, help="largest n searched exactly too")
+    ap.add_argument("--work", default=str(ROOT / "runs/ann-scale"))
+    ap.add_argument("--per-file", type=int, default=40_000)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("-k", type=int, default=4)
+    ap.add_argument("-M", type=int, default=16, help="HNSW edges per node (both)")
+    ap.add_argument("--ef-construction", type=int, default=128)
+    ap.add_argument("--ef", type=int, default=64)
+    args = ap.parse_args()
+    args.sizes = sorted(int(s) for s in args.sizes.split(","))
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    text, vectors = prepare(args, work)
+    lines = text.read_text(encoding="utf-8").splitlines()
+    half = len(lines) // 2
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
+    simd = " ".join(f for f in flags if f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "avx512_vnni"))
+    print(f"{cpu} ({simd}); {args.threads} threads; {args.model} vectors ({vectors.shape[1]}-d) of {text}; "
+          f"k {args.k}; HNSW M {args.M}, ef_construction {args.ef_construction}, ef {args.ef}", flush=True)
+    print("| n x n | search | k-NN s | process s | peak RSS MiB | recall@k src->tgt / tgt->src |")
+    print("| --- | --- | ---: | ---: | ---: | --- |", flush=True)
+    results = []
+    lase = [str(ROOT / "target/release/lase"), "--device", "cpu", "--threads", str(args.threads), "mine", "--quiet"]
+    for n in args.sizes:
+        d = work / f"n{n}"
+        d.mkdir(exist_ok=True)
+        for name, lo in (("src", 0), ("tgt", half)):
+            if not (d / f"{name}.npy").exists():
+                np.save(d / f"{name}.npy", np.ascontiguousarray(vectors[lo : lo + n], dtype=np.float32))
+                (d / f"{name}.txt").write_text("".join(l + "\n" for l in lines[lo : lo + n]), encoding="utf-8")
+        io = ["--src", str(d / "src.txt"), "--tgt", str(d / "tgt.txt"), "--src-embeddings", str(d / "src.npy"),
+              "--tgt-embeddings", str(d / "tgt.npy"), "-k", str(args.k), "--threshold", "1.06",
+              "--output", str(d / "pairs.tsv")]
+        hnsw = ["--ann", "--ann-connectivity", str(args.M), "--ann-ef-construction", str(args.ef_construction),
+                "--ann-ef-search", str(args.ef)]
+        runs = ([("lase exact", lase + io)] if n <= args.exact_max else []) + [("lase HNSW", lase + io + hnsw)]
+        for name, cmd in runs:
+            seconds, rss, out = timed(cmd)
+            knn = float(re.search(r"k-NN search ([\d.]+) s", out).group(1))
+            rec = re.search(r"source->target ([\d.]+), target->source ([\d.]+)", out)
+            recall = [float(rec.group(1)), float(rec.group(2))] if rec else [1.0, 1.0]
+            results.append({"n": n, "search": name, "knn_seconds": knn, "seconds": seconds, "rss_mib": rss,
+                            "recall": recall})
+            print(f"| {n:,} | {name} | {knn:.1f} | {seconds:.1f} | {rss:.0f} | {recall[0]:.4f} / {recall[1]:.4f} |",
+                  flush=True)
+        seconds, rss, out = timed([sys.executable, "-c", FAISS, str(d / "src.npy"), str(d / "tgt.npy"), str(args.M),
+                                   str(args.ef_construction), str(args.ef), str(args.k), str(args.threads), "1000"])
+        f = json.loads(out.strip().splitlines()[-1])
+        results.append({"n": n, "search": f"faiss {f['faiss']} HNSW", "knn_seconds": f["search_seconds"],
+                        "seconds": seconds, "rss_mib": rss, "recall": f["recall"], "faiss_simd": f["simd"]})
+        print(f"| {n:,} | faiss {f['faiss']} HNSW ({f['simd'].strip()}) | {f['search_seconds']:.1f} | {seconds:.1f} "
+              f"| {rss:.0f} | {f['recall'][0]:.4f} / {f['recall'][1]:.4f} |", flush=True)
+        lase_hnsw = next(r for r in results if r["n"] == n and r["search"] == "lase HNSW")
+        print(f"|  | faiss / lase HNSW k-NN seconds | {f['search_seconds'] / lase_hnsw['knn_seconds']:.2f}x |  |  |  |",
+              flush=True)
+        out_json = work / "results.json"
+        out_json.with_suffix(".tmp").write_text(json.dumps(results, indent=1))
+        os.replace(out_json.with_suffix(".tmp"), out_json)
+
+
+if __name__ == "__main__":
+    main()
