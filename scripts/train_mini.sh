@@ -5,7 +5,7 @@
 # arguments go to `lase distill` (--threads 1, --stop-after N, --set ...).
 # Usage: scripts/train_mini.sh [lase distill options...]
 # LASE_MINI_PREPARE_ONLY=1 stops before training (for scripts/gpu_train.sh pack).
-# Shape of the cut: LASE_MINI_LAYERS (0,1,3,5) and LASE_MINI_FFN (512) (docs/results.md, "lase-mini").
+# Shape of the cut: LASE_MINI_LAYERS (0,1,3,5) and LASE_MINI_FFN (512) (docs/results.md, "lase-mini, first distillation").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LASE=${LASE:-./target/release/lase}
