@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ann_search import run as timed  # bench/ is the script's own folder on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 
 FAISS = r"""
@@ -56,17 +58,6 @@ for (q, base), ids in zip(((x, y), (y, x)), found):
 print(json.dumps({"search_seconds": seconds, "recall": recalls, "faiss": faiss.__version__,
                   "simd": faiss.get_compile_options()}))
 """
-
-
-def timed(cmd, env=None):
-    out = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True, env=env)
-    if out.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{out.stderr[-3000:]}")
-    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", out.stderr)
-    h, mnt, s = wall.groups()
-    seconds = int(h or 0) * 3600 + int(mnt) * 60 + float(s)
-    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", out.stderr).group(1)) / 1024
-    return seconds, rss, out.stdout
 
 
 def prepare(args, work):

@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(cmd):
+    """Runs `cmd` under /usr/bin/time -v: (wall seconds, peak RSS MiB, stdout)."""
     out = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True)
     if out.returncode != 0:
-        raise SystemExit(out.stderr)
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{out.stderr[-3000:]}")
     wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", out.stderr)
     h, m, s = wall.groups()
     seconds = int(h or 0) * 3600 + int(m) * 60 + float(s)

@@ -487,37 +487,28 @@ fn cli_ann_mines_like_exact_search_and_prints_recall() {
         &approx,
         &["--threads", "1", "--ann", "--ann-ef-search", "1024"],
     );
-    let recall: f64 = stdout
-        .split("source->target ")
-        .nth(1)
-        .and_then(|t| t.split(',').next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no recall in {stdout}"));
+    let recall = number_between(&stdout, "source->target ", ",");
     assert!(
         stdout.contains("HNSW (M 16, ef_construction 128, ef 1024): recall@4") && recall > 0.99,
         "{stdout}"
     );
     // The search's own seconds come apart from the whole command's, and within them.
-    let timing = |stdout: &str| -> (f64, f64) {
-        let tail = stdout
-            .split("threshold 1.06, ")
-            .nth(1)
-            .unwrap_or_else(|| panic!("no timing in {stdout}"));
-        let total: f64 = tail.split(" s, ").next().unwrap().parse().unwrap();
-        let search: f64 = tail
-            .split("of which k-NN search ")
-            .nth(1)
-            .and_then(|t| t.split(" s)").next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("no k-NN seconds in {stdout}"));
-        (total, search)
-    };
-    let (total, search) = timing(&stdout);
+    let total = number_between(&stdout, "threshold 1.06, ", " s, ");
+    let search = number_between(&stdout, "of which k-NN search ", " s)");
     assert!((0.0..=total).contains(&search), "{stdout}");
     let (a, b) = (read_lines(&exact).unwrap(), read_lines(&approx).unwrap());
     assert!(!a.is_empty());
     let same = b.iter().filter(|l| a.contains(l)).count();
     assert!(same as f64 > 0.95 * a.len() as f64, "{same} of {}", a.len());
+}
+
+/// The number printed in `text` between the first `before` and the next `after`.
+fn number_between(text: &str, before: &str, after: &str) -> f64 {
+    text.split(before)
+        .nth(1)
+        .and_then(|t| t.split(after).next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no number after {before:?} in {text}"))
 }
 
 /// HNSW graphs built on several threads insert in a racy order, so two builds of the same

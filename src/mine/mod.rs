@@ -152,12 +152,12 @@ pub fn mine_with_progress(
         let (sampled, recall_forward) =
             sampled_recall(x, y, f, options.recall_sample, &options.knn)?;
         let (_, recall_backward) = sampled_recall(y, x, b, options.recall_sample, &options.knn)?;
-        Ok(Some(ApproximationReport {
+        Ok(ApproximationReport {
             sampled,
             recall_forward,
             recall_backward,
             index_bytes,
-        }))
+        })
     };
     let start = std::time::Instant::now();
     let (forward, backward, index_bytes) = match (&options.ann, options.quantization) {
@@ -184,10 +184,9 @@ pub fn mine_with_progress(
         }
     };
     let search_seconds = start.elapsed().as_secs_f64();
-    let approximation = match index_bytes {
-        Some(bytes) => approximate(&forward, &backward, bytes)?,
-        None => None,
-    };
+    let approximation = index_bytes
+        .map(|bytes| approximate(&forward, &backward, bytes))
+        .transpose()?;
     let pairs = mine_from_neighbours(&forward, &backward, options);
     Ok(MiningResult {
         forward,
