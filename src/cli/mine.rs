@@ -59,6 +59,10 @@ pub struct MineArgs {
     /// HNSW candidate list while searching (ef, with --ann): higher is slower and more exact.
     #[arg(long, default_value_t = lase::mine::ann::HnswOptions::default().expansion_search)]
     ann_ef_search: usize,
+    /// Number format of the vectors inside the HNSW graphs (with --ann); the neighbours
+    /// found are rescored in f32.
+    #[arg(long, default_value_t = lase::mine::ann::HnswOptions::default().storage)]
+    ann_storage: lase::mine::ann::GraphStorage,
     /// Most sentences per forward pass when embedding.
     #[arg(long, default_value_t = 32)]
     batch_size: usize,
@@ -126,6 +130,7 @@ pub fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
         connectivity: args.ann_connectivity.max(2),
         expansion_add: args.ann_ef_construction.max(1),
         expansion_search: args.ann_ef_search.max(1),
+        storage: args.ann_storage,
     });
     let mined = mine_files(
         &args.src,

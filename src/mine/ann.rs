@@ -11,6 +11,9 @@ use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 use super::matrix::{MatrixView, Neighbours};
 use crate::error::{LaseError, Result};
 
+/// Candidates per wanted neighbour that [`HnswIndex::search`] rescores in f32.
+pub const RESCORED_PER_K: usize = 4;
+
 /// HNSW graph parameters, with usearch's (and the HNSW paper's usual) defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HnswOptions {
@@ -20,6 +23,59 @@ pub struct HnswOptions {
     pub expansion_add: usize,
     /// Candidate list size while searching (ef): higher is slower and more exact.
     pub expansion_search: usize,
+    /// How the graph stores its vectors and computes distances while building and
+    /// searching; the neighbours found are rescored in f32 either way.
+    pub storage: GraphStorage,
+}
+
+/// The number format of the vectors inside an HNSW graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphStorage {
+    /// 32-bit floats: the input as it is (4 bytes per dimension).
+    F32,
+    /// bfloat16 (2 bytes per dimension): f32's range, 8 bits of mantissa.
+    Bf16,
+    /// IEEE half precision (2 bytes per dimension).
+    F16,
+    /// 8-bit integers (1 byte per dimension), usearch's scaling of unit vectors.
+    I8,
+}
+
+impl std::str::FromStr for GraphStorage {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "f32" => Ok(Self::F32),
+            "bf16" => Ok(Self::Bf16),
+            "f16" => Ok(Self::F16),
+            "i8" => Ok(Self::I8),
+            other => Err(format!(
+                "unknown graph storage {other:?} (f32, bf16, f16, i8)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for GraphStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::F32 => "f32",
+            Self::Bf16 => "bf16",
+            Self::F16 => "f16",
+            Self::I8 => "i8",
+        })
+    }
+}
+
+impl GraphStorage {
+    fn scalar_kind(self) -> ScalarKind {
+        match self {
+            Self::F32 => ScalarKind::F32,
+            Self::Bf16 => ScalarKind::BF16,
+            Self::F16 => ScalarKind::F16,
+            Self::I8 => ScalarKind::I8,
+        }
+    }
 }
 
 impl Default for HnswOptions {
@@ -28,6 +84,7 @@ impl Default for HnswOptions {
             connectivity: 16,
             expansion_add: 128,
             expansion_search: 64,
+            storage: GraphStorage::F32,
         }
     }
 }
@@ -40,6 +97,7 @@ fn search_error(what: &str, e: impl std::fmt::Display) -> LaseError {
 pub struct HnswIndex {
     index: Index,
     rows: usize,
+    expansion_search: usize,
 }
 
 impl HnswIndex {
@@ -49,7 +107,7 @@ impl HnswIndex {
         let index = Index::new(&IndexOptions {
             dimensions: m.cols,
             metric: MetricKind::IP,
-            quantization: ScalarKind::F32,
+            quantization: options.storage.scalar_kind(),
             connectivity: options.connectivity,
             expansion_add: options.expansion_add,
             expansion_search: options.expansion_search,
@@ -67,6 +125,7 @@ impl HnswIndex {
         Ok(Self {
             index,
             rows: m.rows,
+            expansion_search: options.expansion_search,
         })
     }
 
@@ -91,6 +150,14 @@ impl HnswIndex {
             "search the matrix the graph was built from"
         );
         let k = k.min(self.rows).max(1);
+        // 4k of the graph's candidates (at most its list, ef) are rescored in f32: a graph
+        // storing bf16/i8 orders close candidates wrongly, and duplicates of a neighbour
+        // tie with it. 4k, not all of ef: each rescored row is a random read of `indexed`
+        // (docs/benchmarks.md, "HNSW graph storage").
+        let candidates = (RESCORED_PER_K * k)
+            .min(self.expansion_search)
+            .max(k)
+            .min(self.rows);
         let mut scores = vec![0f32; queries.rows * k];
         let mut indices = vec![0i64; queries.rows * k];
         let threads = threads.max(1);
@@ -111,7 +178,7 @@ impl HnswIndex {
                             let q = queries.row(first + r);
                             let found = self
                                 .index
-                                .search(q, k)
+                                .search(q, candidates)
                                 .map_err(|e| search_error("searching", e))?;
                             let mut hits: Vec<(f32, i64)> = found
                                 .keys
@@ -159,8 +226,23 @@ pub fn knn_both_ways_hnsw(
     Ok((forward, backward, bytes))
 }
 
+/// Inner product in eight independent lanes, so the compiler can vectorise it (a single
+/// running float sum cannot be reordered).
 fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let mut lanes = [0f32; 8];
+    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = a8
+        .remainder()
+        .iter()
+        .zip(b8.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a8.zip(b8) {
+        for l in 0..8 {
+            lanes[l] += x[l] * y[l];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
 }
 
 fn exact_scan(q: &[f32], m: &MatrixView, k: usize) -> Vec<(f32, i64)> {

@@ -267,16 +267,35 @@ pub fn knn_both_ways_quantized(
     }
 }
 
-/// Share of the exact top-k neighbours found, over the rows listed in `sample`.
+/// Share of the exact top-k neighbours found, over the rows listed in `sample`. Ties count
+/// as found: a neighbour whose exact score reaches the k-th exact score (within
+/// [`TIE_TOLERANCE`]) is as near as the row exact search happened to list, which matters
+/// on real corpora, where distinct lines can embed to the same vector. `approx`'s scores
+/// must be exact inner products (every approximate search here rescores in f32).
 pub fn recall_at_k(approx: &Neighbours, exact: &Neighbours, sample: &[usize]) -> f64 {
     let k = exact.k;
     let mut hit = 0usize;
     for &i in sample {
-        let a = approx.indices_of(i);
-        hit += exact.indices_of(i).iter().filter(|j| a.contains(j)).count();
+        let kth = exact
+            .scores_of(i)
+            .iter()
+            .copied()
+            .fold(f32::INFINITY, f32::min);
+        let found = approx
+            .scores_of(i)
+            .iter()
+            .zip(approx.indices_of(i))
+            .filter(|&(&s, &j)| j >= 0 && s >= kth - TIE_TOLERANCE)
+            .count();
+        hit += found.min(k);
     }
     hit as f64 / (sample.len() * k).max(1) as f64
 }
+
+/// How far below the k-th exact score a found neighbour may score and still count as a
+/// tie: float sums in a different order (GEMM vs a dot product) differ by ~1e-7 on unit
+/// vectors.
+pub const TIE_TOLERANCE: f32 = 1e-5;
 
 #[cfg(test)]
 mod tests {
@@ -289,6 +308,28 @@ mod tests {
         let c = BinaryCodes::encode(&m);
         assert_eq!(c.codes, vec![0b1001]);
         assert_eq!(hamming(&[0b1001], &[0b0110]), 4);
+    }
+
+    #[test]
+    fn recall_counts_a_tied_neighbour_and_not_a_farther_one() {
+        // Exact top-2 of query 0: rows 3 (0.9) and 5 (0.7); row 8 is a duplicate of row 5.
+        let exact = Neighbours {
+            k: 2,
+            scores: vec![0.9, 0.7],
+            indices: vec![3, 5],
+        };
+        let tied = Neighbours {
+            k: 2,
+            scores: vec![0.9, 0.7],
+            indices: vec![3, 8],
+        };
+        let farther = Neighbours {
+            k: 2,
+            scores: vec![0.9, 0.69],
+            indices: vec![3, 9],
+        };
+        assert_eq!(recall_at_k(&tied, &exact, &[0]), 1.0);
+        assert_eq!(recall_at_k(&farther, &exact, &[0]), 0.5);
     }
 
     #[test]
