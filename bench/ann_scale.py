@@ -11,8 +11,9 @@ line. For each size n, the first n rows of each half:
   graph storage S in --storages (f32, bf16, i8): one graph per side;
 - faiss with the same storage (IndexHNSWFlat for f32, IndexHNSWSQ with QT_bf16 / QT_8bit),
   inner product, the same M / ef_construction / ef, one graph per side, both directions
-  (what mining needs), in its own process; like lase it asks the graph for
-  --rescored-per-k x k candidates (at most ef) and keeps the best k by exact f32 scores.
+  (what mining needs), in its own process. HNSWFlat returns k neighbours with exact
+  scores; the quantised graphs, like lase's, return --rescored-per-k x k candidates (at
+  most ef), of which the best k by exact f32 scores are kept.
 
 Every run gets --threads threads and is timed alone. Reported: the k-NN search seconds (lase
 prints them apart from reading and margin scoring; faiss's are graph building plus search),
@@ -45,7 +46,9 @@ src, tgt, m, efc, ef, k, threads, sample, storage, per_k = sys.argv[1:11]
 m, efc, ef, k, threads, sample, per_k = int(m), int(efc), int(ef), int(k), int(threads), int(sample), int(per_k)
 faiss.omp_set_num_threads(threads)
 x = np.load(src); y = np.load(tgt)
-wanted = max(k, min(per_k * k, ef))
+# HNSWFlat's own scores are exact f32 inner products: it returns k, as at its best. The
+# quantised graphs return per_k x k candidates (at most ef), rescored below as lase does.
+wanted = k if storage == "f32" else max(k, min(per_k * k, ef))
 start = time.perf_counter()
 found = []
 for q, base in ((x, y), (y, x)):
@@ -58,10 +61,12 @@ for q, base in ((x, y), (y, x)):
     index.hnsw.efConstruction = efc
     index.add(base)
     index.hnsw.efSearch = ef
-    ids = index.search(q, wanted)[1]
-    # As lase does: the wanted candidates rescored by exact f32 inner products, best k kept.
-    scores = np.einsum("qd,qcd->qc", q, base[np.maximum(ids, 0)])
-    scores[ids < 0] = -np.inf
+    got, ids = index.search(q, wanted)
+    if storage != "f32":
+        # As lase does: the candidates rescored by exact f32 inner products, best k kept.
+        got = np.concatenate([np.einsum("qd,qcd->qc", q[i:i + 8192], base[np.maximum(ids[i:i + 8192], 0)])
+                              for i in range(0, len(q), 8192)])
+    scores = np.where(ids < 0, -np.inf, got)
     best = np.argsort(-scores, axis=1, kind="stable")[:, :k]
     found.append(np.take_along_axis(scores, best, axis=1))
     del index
