@@ -351,13 +351,20 @@ mod tests {
             let mut hits = 0;
             for i in 0..x.rows {
                 let exact: Vec<i64> = exact_scan(x.row(i), &y, 4).iter().map(|e| e.1).collect();
-                hits += found.indices_of(i).iter().filter(|j| exact.contains(j)).count();
+                hits += found
+                    .indices_of(i)
+                    .iter()
+                    .filter(|j| exact.contains(j))
+                    .count();
                 // Whatever the graph stores, the scores reported are f32 inner products.
                 for (&j, &score) in found.indices_of(i).iter().zip(found.scores_of(i)) {
                     assert_eq!(score, dot(x.row(i), y.row(j as usize)), "{storage}");
                 }
             }
-            assert!(hits as f64 >= 0.95 * (x.rows * 4) as f64, "{storage}: {hits}");
+            assert!(
+                hits as f64 >= 0.95 * (x.rows * 4) as f64,
+                "{storage}: {hits}"
+            );
             // The serialised graph holds its vectors as stored (memory_usage() counts
             // usearch's arenas, which do not shrink with the format at this size).
             bytes.push(graph.index.serialized_length());
