@@ -42,40 +42,44 @@ pub enum GraphStorage {
     I8,
 }
 
+impl GraphStorage {
+    /// Every storage with its name on the command line and its usearch scalar kind.
+    const ALL: [(Self, &'static str, ScalarKind); 4] = [
+        (Self::F32, "f32", ScalarKind::F32),
+        (Self::Bf16, "bf16", ScalarKind::BF16),
+        (Self::F16, "f16", ScalarKind::F16),
+        (Self::I8, "i8", ScalarKind::I8),
+    ];
+
+    fn entry(self) -> &'static (Self, &'static str, ScalarKind) {
+        Self::ALL
+            .iter()
+            .find(|(storage, ..)| *storage == self)
+            .expect("every storage is listed in ALL")
+    }
+
+    fn scalar_kind(self) -> ScalarKind {
+        self.entry().2
+    }
+}
+
 impl std::str::FromStr for GraphStorage {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "f32" => Ok(Self::F32),
-            "bf16" => Ok(Self::Bf16),
-            "f16" => Ok(Self::F16),
-            "i8" => Ok(Self::I8),
-            other => Err(format!(
-                "unknown graph storage {other:?} (f32, bf16, f16, i8)"
-            )),
-        }
+        Self::ALL
+            .iter()
+            .find(|(_, name, _)| *name == s)
+            .map(|(storage, ..)| *storage)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|(_, name, _)| *name).collect();
+                format!("unknown graph storage {s:?} ({})", names.join(", "))
+            })
     }
 }
 
 impl std::fmt::Display for GraphStorage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::F32 => "f32",
-            Self::Bf16 => "bf16",
-            Self::F16 => "f16",
-            Self::I8 => "i8",
-        })
-    }
-}
-
-impl GraphStorage {
-    fn scalar_kind(self) -> ScalarKind {
-        match self {
-            Self::F32 => ScalarKind::F32,
-            Self::Bf16 => ScalarKind::BF16,
-            Self::F16 => ScalarKind::F16,
-            Self::I8 => ScalarKind::I8,
-        }
+        f.write_str(self.entry().1)
     }
 }
 
@@ -100,7 +104,6 @@ fn search_error(what: &str, e: impl std::fmt::Display) -> LaseError {
 pub struct HnswIndex {
     index: Index,
     rows: usize,
-    expansion_search: usize,
 }
 
 impl HnswIndex {
@@ -128,7 +131,6 @@ impl HnswIndex {
         Ok(Self {
             index,
             rows: m.rows,
-            expansion_search: options.expansion_search,
         })
     }
 
@@ -158,7 +160,7 @@ impl HnswIndex {
         // tie with it. 4k, not all of ef: each rescored row is a random read of `indexed`
         // (docs/benchmarks.md, "HNSW graph storage").
         let candidates = (RESCORED_PER_K * k)
-            .min(self.expansion_search)
+            .min(self.index.expansion_search())
             .max(k)
             .min(self.rows);
         let mut scores = vec![0f32; queries.rows * k];
