@@ -53,6 +53,17 @@ pub fn dev_score(args: DevScoreArgs, device: tch::Device) -> Result<()> {
         scores.languages.len(),
         dev.len()
     );
+    if let Some(np) = &scores.non_pivot {
+        println!(
+            "{}: non-pivot dev P@1 {:.2} (both directions among each language pair's own pairs), pooled {:.2} (among all {} distinct non-pivot targets); {} language pairs, {} pairs",
+            args.model.display(),
+            np.p_at_1,
+            np.pooled_p_at_1,
+            np.pool_size,
+            np.languages.len(),
+            dev.non_pivot_len()
+        );
+    }
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&scores)? + "\n";
         lase::io::atomic::write_atomic(path, text.as_bytes())?;

@@ -18,6 +18,23 @@ pub struct TranslationPair {
     /// Row of an N-way aligned source: pairs of one row translate each other, so they
     /// never share a batch (false negatives) nor straddle the dev split.
     pub row: Option<u32>,
+    /// For a pair between two non-pivot languages of an N-way row: that row's pivot
+    /// segment, which a pivot-language teacher embeds as both sides' target (None for a
+    /// pair with the pivot on its target side).
+    pub pivot: Option<String>,
+}
+
+impl TranslationPair {
+    /// Whether the pair joins two non-pivot languages (see [`Self::pivot`]).
+    pub fn is_non_pivot(&self) -> bool {
+        self.pivot.is_some()
+    }
+
+    /// The text a pivot-language teacher embeds for this pair's target: the row's pivot
+    /// segment for a non-pivot pair, else the target side.
+    pub fn pivot_text(&self) -> &str {
+        self.pivot.as_deref().unwrap_or(&self.tgt)
+    }
 }
 
 /// Where a corpus comes from, as written in a training config. Every format takes an
@@ -174,6 +191,32 @@ impl ParallelCorpus {
             tgt_lang,
             source: self.current_source,
             row,
+            pivot: None,
+        });
+    }
+
+    /// Adds a pair between two non-pivot languages of N-way row `row`, with that row's
+    /// `pivot` segment ([`TranslationPair::pivot`]); empty sides are skipped as in
+    /// [`Self::push`].
+    pub fn push_non_pivot(
+        &mut self,
+        (src, src_lang): (String, u16),
+        (tgt, tgt_lang): (String, u16),
+        pivot: String,
+        row: u32,
+    ) {
+        if src.trim().is_empty() || tgt.trim().is_empty() || pivot.trim().is_empty() {
+            self.skipped_empty += 1;
+            return;
+        }
+        self.pairs.push(TranslationPair {
+            src,
+            tgt,
+            src_lang,
+            tgt_lang,
+            source: self.current_source,
+            row: Some(row),
+            pivot: Some(pivot),
         });
     }
 

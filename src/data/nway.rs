@@ -5,9 +5,11 @@
 //!
 //! Each row gives one pair per language with the pivot (English) on the target side, and
 //! optionally `non_pivot_pairs` pairs between two other languages present in the row,
-//! drawn with a seed derived from the row, so a re-read gives the same pairs. Every pair
-//! records its row: segments of one row translate each other, so the sampler keeps them
-//! out of one batch and the dev split takes whole rows.
+//! drawn with a seed derived from the row, so a re-read gives the same pairs. A non-pivot
+//! pair keeps its row's pivot segment: the target a pivot-language teacher gives both of
+//! its sides (a row without a pivot segment gives none). Every pair records its row:
+//! segments of one row translate each other, so the sampler keeps them out of one batch
+//! and the dev split takes whole rows.
 //!
 //! Files are read line by line (streaming, plain or gzip); a file with a different line
 //! count than the pivot's is an error naming the file and the first line that differs.
@@ -99,7 +101,11 @@ pub fn add_n_way(
     }
     if non_pivot_pairs > 0 && kept.len() >= 2 {
         let seed = mix_seed(&[0x6e77_6179, pivot_lines.len() as u64, kept.len() as u64]);
-        for row in 0..pivot_lines.len() {
+        for (row, pivot_line) in pivot_lines.iter().enumerate() {
+            // A row without its pivot segment has no teacher target: no pairs from it.
+            if pivot_line.trim().is_empty() {
+                continue;
+            }
             let present: Vec<usize> = (0..kept.len())
                 .filter(|&k| !kept[k].1[row].trim().is_empty())
                 .collect();
@@ -115,7 +121,12 @@ pub fn add_n_way(
                 }
                 let (sa, la) = (&kept[a].1[row], kept[a].0);
                 let (sb, lb) = (&kept[b].1[row], kept[b].0);
-                corpus.push(sa.clone(), sb.clone(), la, lb, Some(row as u32));
+                corpus.push_non_pivot(
+                    (sa.clone(), la),
+                    (sb.clone(), lb),
+                    pivot_line.clone(),
+                    row as u32,
+                );
             }
         }
     }
@@ -249,7 +260,18 @@ mod tests {
                 .map(|q| q.src.as_str())
                 .collect();
             assert!(same_row.contains(&p.src.as_str()) && same_row.contains(&p.tgt.as_str()));
+            // It carries its row's English segment, which the pivot pairs have as target.
+            let english = c
+                .pairs
+                .iter()
+                .find(|q| q.row == Some(row as u32) && !q.is_non_pivot())
+                .unwrap();
+            assert!(p.is_non_pivot());
+            assert_eq!(p.pivot_text(), english.tgt);
         }
+        assert!(c.pairs.iter().filter(|p| !p.is_non_pivot()).all(|p| {
+            p.pivot_text() == p.tgt && c.languages[p.tgt_lang as usize] == "eng_Latn"
+        }));
         let again = read(dir.path(), &[], 2).unwrap();
         assert_eq!(again.pairs, c.pairs);
     }

@@ -10,6 +10,11 @@
 //!   and `dev_max_pairs` and is reported (`pool_size`: 1,151 for all 4,700 dev pairs of
 //!   lase-base's recipe, about FLORES's 1,012). Duplicates of the gold text count as
 //!   correct.
+//!
+//! Non-pivot dev pairs (two non-English segments of one N-way dev row, as
+//! [`crate::data::split_dev`] chains them) get the same two scores of their own,
+//! grouped by language pair and pooled among their own targets only (`non_pivot`), so
+//! they leave the pivot scores, and the checkpoint training picks, as they were.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -23,12 +28,16 @@ use crate::inference::EncodeOptions;
 use crate::mine::{KnnOptions, MatrixView, knn};
 use crate::model::SentenceEncoder;
 
-/// One language's dev pairs.
+/// One language's dev pairs (or one language pair's, for non-pivot pairs).
 struct DevGroup {
     language: String,
+    non_pivot: bool,
     src: Vec<String>,
     tgt: Vec<String>,
 }
+
+/// A group's unit vectors: (sources, targets), row-major.
+type Vectors = (Vec<f32>, Vec<f32>);
 
 /// Dev pairs grouped by language, for P@1 during training.
 pub struct DevSet {
@@ -54,32 +63,49 @@ pub struct DevScores {
     /// Distinct target sentences in the pool.
     pub pool_size: usize,
     pub languages: Vec<DevLanguageScores>,
+    /// The same two scores over the non-pivot dev pairs (two languages of one N-way row,
+    /// neither the pivot; grouped by language pair, e.g. `deu_Latn-fra_Latn`), pooled
+    /// among their own targets; None when the dev pairs have none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub non_pivot: Option<Box<DevScores>>,
 }
 
 impl DevSet {
-    /// The first `max_pairs` pairs of `dev` (0 = all), grouped by source language;
-    /// languages with fewer than 2 pairs are left out.
+    /// The first `max_pairs` pairs of `dev` with the pivot and the first `max_pairs`
+    /// non-pivot pairs (0 = all), grouped by source language, or by language pair for
+    /// non-pivot pairs; groups with fewer than 2 pairs are left out.
     pub fn new(dev: &ParallelCorpus, max_pairs: usize) -> Self {
-        let mut by_lang: BTreeMap<u16, (Vec<String>, Vec<String>)> = BTreeMap::new();
+        // (source language, target language of a non-pivot pair) -> (sources, targets)
+        type Texts = (Vec<String>, Vec<String>);
+        let mut by_lang: BTreeMap<(u16, Option<u16>), Texts> = BTreeMap::new();
         let limit = if max_pairs == 0 {
             usize::MAX
         } else {
             max_pairs
         };
-        for p in dev.pairs.iter().take(limit) {
-            let e = by_lang.entry(p.src_lang).or_default();
+        let pivot = dev.pairs.iter().filter(|p| !p.is_non_pivot()).take(limit);
+        let non_pivot = dev.pairs.iter().filter(|p| p.is_non_pivot()).take(limit);
+        for p in pivot.chain(non_pivot) {
+            let key = (p.src_lang, p.is_non_pivot().then_some(p.tgt_lang));
+            let e = by_lang.entry(key).or_default();
             e.0.push(p.src.clone());
             e.1.push(p.tgt.clone());
         }
+        let name = |lang: u16| {
+            dev.languages
+                .get(lang as usize)
+                .cloned()
+                .unwrap_or_else(|| format!("#{lang}"))
+        };
         let groups = by_lang
             .into_iter()
             .filter(|(_, g)| g.0.len() >= 2)
-            .map(|(lang, (src, tgt))| DevGroup {
-                language: dev
-                    .languages
-                    .get(lang as usize)
-                    .cloned()
-                    .unwrap_or_else(|| format!("#{lang}")),
+            .map(|((lang, other), (src, tgt))| DevGroup {
+                language: match other {
+                    None => name(lang),
+                    Some(o) => format!("{}-{}", name(lang), name(o)),
+                },
+                non_pivot: other.is_some(),
                 src,
                 tgt,
             })
@@ -88,12 +114,25 @@ impl DevSet {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.groups.is_empty()
+        self.groups.iter().all(|g| g.non_pivot)
     }
 
-    /// Pairs over all languages.
+    /// Pairs with the pivot, over all languages.
     pub fn len(&self) -> usize {
-        self.groups.iter().map(|g| g.src.len()).sum()
+        self.groups
+            .iter()
+            .filter(|g| !g.non_pivot)
+            .map(|g| g.src.len())
+            .sum()
+    }
+
+    /// Non-pivot pairs, over all language pairs.
+    pub fn non_pivot_len(&self) -> usize {
+        self.groups
+            .iter()
+            .filter(|g| g.non_pivot)
+            .map(|g| g.src.len())
+            .sum()
     }
 
     /// Both scores of the module doc, per language and as means.
@@ -115,10 +154,27 @@ impl DevSet {
         embedded: &[(Vec<f32>, Vec<f32>)],
         dim: usize,
     ) -> Result<DevScores> {
+        let pick = |non_pivot: bool| -> Vec<(&DevGroup, &Vectors)> {
+            self.groups
+                .iter()
+                .zip(embedded)
+                .filter(|(g, _)| g.non_pivot == non_pivot)
+                .collect()
+        };
+        let mut scores = Self::scores_of_groups(&pick(false), dim)?;
+        let non_pivot = pick(true);
+        if !non_pivot.is_empty() {
+            scores.non_pivot = Some(Box::new(Self::scores_of_groups(&non_pivot, dim)?));
+        }
+        Ok(scores)
+    }
+
+    /// Both scores over `groups`, the pool being every distinct target text among them.
+    fn scores_of_groups(groups: &[(&DevGroup, &Vectors)], dim: usize) -> Result<DevScores> {
         // The pool: each distinct target text once, its first vector.
         let mut pool_row: HashMap<&str, usize> = HashMap::new();
         let mut pool: Vec<f32> = Vec::new();
-        for (g, (_, y)) in self.groups.iter().zip(embedded) {
+        for (g, (_, y)) in groups {
             for (i, text) in g.tgt.iter().enumerate() {
                 pool_row.entry(text.as_str()).or_insert_with(|| {
                     pool.extend_from_slice(&y[i * dim..(i + 1) * dim]);
@@ -128,8 +184,8 @@ impl DevSet {
         }
         let pool_size = pool_row.len();
         let pool_view = MatrixView::new(&pool, pool_size, dim)?;
-        let mut languages = Vec::with_capacity(self.groups.len());
-        for (g, (x, y)) in self.groups.iter().zip(embedded) {
+        let mut languages = Vec::with_capacity(groups.len());
+        for (g, (x, y)) in groups {
             let n = g.src.len();
             let xv = MatrixView::new(x, n, dim)?;
             let own = bitext_retrieval(&xv, &MatrixView::new(y, n, dim)?, Some((&g.src, &g.tgt)))?;
@@ -152,6 +208,7 @@ impl DevSet {
             pooled_p_at_1: mean(|l| l.pooled_p_at_1),
             pool_size,
             languages,
+            non_pivot: None,
         })
     }
 }
@@ -163,6 +220,7 @@ mod tests {
     fn group(language: &str, src: &[&str], tgt: &[&str]) -> DevGroup {
         DevGroup {
             language: language.into(),
+            non_pivot: language.contains('-'),
             src: src.iter().map(|s| s.to_string()).collect(),
             tgt: tgt.iter().map(|s| s.to_string()).collect(),
         }
@@ -205,6 +263,58 @@ mod tests {
         assert_eq!(s.p_at_1, 100.0);
         // A mean over languages (over pairs it would be 5 of 6 = 83.3).
         assert_eq!(s.pooled_p_at_1, 75.0);
+    }
+
+    /// Non-pivot groups are scored apart: the pivot scores stay what they are without
+    /// them, and their pool holds only their own targets.
+    #[test]
+    fn non_pivot_pairs_are_scored_apart() {
+        let pivot = || {
+            vec![
+                group("deu", &["d0", "d1"], &["e0", "e1"]),
+                group("fra", &["f0", "f1"], &["e2", "e3"]),
+            ]
+        };
+        let pivot_vectors = || {
+            vec![
+                (
+                    rows(&[unit(0.0), unit(40.0)]),
+                    rows(&[unit(0.0), unit(90.0)]),
+                ),
+                (
+                    rows(&[unit(180.0), unit(270.0)]),
+                    rows(&[unit(180.0), unit(270.0)]),
+                ),
+            ]
+        };
+        let alone = DevSet { groups: pivot() }
+            .scores_of_vectors(&pivot_vectors(), 2)
+            .unwrap();
+        assert!(alone.non_pivot.is_none());
+        let mut groups = pivot();
+        groups.push(group("deu-fra", &["d0", "d1"], &["f0", "f1"]));
+        let mut vectors = pivot_vectors();
+        // d1 (at 40 degrees) is nearer e0 (0) than e1 (90) among the pivot targets, but
+        // nearer f1 (70) than f0 (-5) among the non-pivot ones.
+        vectors.push((
+            rows(&[unit(0.0), unit(40.0)]),
+            rows(&[unit(-5.0), unit(70.0)]),
+        ));
+        let dev = DevSet { groups };
+        assert_eq!(dev.len(), 4);
+        assert_eq!(dev.non_pivot_len(), 2);
+        let s = dev.scores_of_vectors(&vectors, 2).unwrap();
+        let np = s.non_pivot.as_deref().unwrap();
+        assert_eq!(
+            (s.p_at_1, s.pooled_p_at_1, s.pool_size),
+            (alone.p_at_1, alone.pooled_p_at_1, 4)
+        );
+        assert_eq!(s.languages, alone.languages);
+        assert_eq!(np.pool_size, 2);
+        assert_eq!(np.languages[0].language, "deu-fra");
+        assert_eq!((np.p_at_1, np.pooled_p_at_1), (100.0, 100.0));
+        // In the pivot pool d1 is nearer e0 (0) than e1 (90): pooled 50 for deu.
+        assert_eq!(s.languages[0].pooled_p_at_1, 50.0);
     }
 
     /// N-way rows share their English side: the pool holds each text once, and the

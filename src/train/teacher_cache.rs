@@ -9,7 +9,7 @@ use indicatif::ProgressBar;
 use tch::Device;
 
 use super::config::{DistillationConfig, TeacherSide};
-use crate::data::ParallelCorpus;
+use crate::data::{ParallelCorpus, TranslationPair};
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
 use crate::io::npy::{NpyMatrix, NpyWriter};
@@ -53,6 +53,17 @@ fn write_embeddings_of_distinct(
     writer.finish()?;
     drop(vectors);
     std::fs::remove_file(scratch).map_err(|e| LaseError::io(scratch, e))
+}
+
+/// The text the teacher embeds for a pair's target side. A pivot-language teacher
+/// (`teacher_side = "target"`) embeds a non-pivot pair's row's pivot segment, so both of
+/// its sides learn to land on the same English vector; a multilingual teacher
+/// (`"both"`) embeds the target itself.
+fn target_text(side: TeacherSide, pair: &TranslationPair) -> &str {
+    match side {
+        TeacherSide::Target => pair.pivot_text(),
+        TeacherSide::Source | TeacherSide::Both => &pair.tgt,
+    }
 }
 
 /// Teacher embeddings of the training pairs, computed once into the run folder
@@ -117,7 +128,10 @@ impl TeacherCache {
             TeacherSide::Both => (true, true),
         };
         let source = side("source", want_src, &|p| p.src.clone())?;
-        let target = side("target", want_tgt, &|p| p.tgt.clone())?;
+        let teacher_side = d.teacher_side;
+        let target = side("target", want_tgt, &|p| {
+            target_text(teacher_side, p).to_owned()
+        })?;
         let dim = source
             .as_ref()
             .or(target.as_ref())
@@ -168,6 +182,38 @@ impl TeacherCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pivot_teacher_embeds_a_non_pivot_pairs_pivot_segment() {
+        let mut c = ParallelCorpus::default();
+        let (de, fr, en) = (
+            c.language_id("deu"),
+            c.language_id("fra"),
+            c.language_id("eng"),
+        );
+        c.push(
+            "Am Anfang".into(),
+            "In the beginning".into(),
+            de,
+            en,
+            Some(0),
+        );
+        c.push_non_pivot(
+            ("Am Anfang".into(), de),
+            ("Au commencement".into(), fr),
+            "In the beginning".into(),
+            0,
+        );
+        let texts = |side| -> Vec<&str> { c.pairs.iter().map(|p| target_text(side, p)).collect() };
+        assert_eq!(
+            texts(TeacherSide::Target),
+            ["In the beginning", "In the beginning"]
+        );
+        assert_eq!(
+            texts(TeacherSide::Both),
+            ["In the beginning", "Au commencement"]
+        );
+    }
 
     #[test]
     fn teacher_rows_follow_the_pairs_and_each_distinct_text_is_embedded_once() {

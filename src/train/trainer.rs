@@ -94,11 +94,13 @@ impl<'a> Trainer<'a> {
         claim_run_folder(config, out)?;
         let (train_set, dev_set) = training_and_dev_sets(&config.data, config.run.seed)?;
         tracing::info!(
-            "{} training pairs in {} languages ({} skipped as empty), {} dev pairs",
+            "{} training pairs in {} languages ({} of them between two non-pivot languages; {} skipped as empty), {} dev pairs ({} non-pivot)",
             train_set.len(),
             train_set.languages.len(),
+            train_set.pairs.iter().filter(|p| p.is_non_pivot()).count(),
             train_set.skipped_empty,
-            dev_set.len()
+            dev_set.len(),
+            dev_set.pairs.iter().filter(|p| p.is_non_pivot()).count(),
         );
 
         let resume_dir = checkpoint::find(out);
@@ -385,6 +387,10 @@ impl<'a> Trainer<'a> {
             let p1 = scores.p_at_1;
             record["dev_p_at_1"] = serde_json::json!(p1);
             record["dev_pooled_p_at_1"] = serde_json::json!(scores.pooled_p_at_1);
+            if let Some(np) = &scores.non_pivot {
+                record["dev_non_pivot_p_at_1"] = serde_json::json!(np.p_at_1);
+                record["dev_non_pivot_pooled_p_at_1"] = serde_json::json!(np.pooled_p_at_1);
+            }
             dev = Some(p1);
             if self.best.is_none_or(|b| p1 > b.dev_p_at_1) {
                 let now = BestDev {

@@ -146,17 +146,12 @@ impl TrainConfig {
             _ => {}
         }
         if let Some(d) = &self.objective.distillation
-            && d.teacher_side != TeacherSide::Both
+            && d.teacher_side == TeacherSide::Source
             && let Some(s) = self.data.sources.iter().find(|s| s.non_pivot_pairs() > 0)
         {
             return bad(format!(
-                "data.sources: {} draws non-pivot pairs, whose target side is not the pivot language the teacher embeds (teacher_side = \"{}\"): set non_pivot_pairs = 0 or use a teacher on both sides",
+                "data.sources: {} draws non-pivot pairs, whose source side is not the pivot language a teacher_side = \"source\" teacher embeds: set non_pivot_pairs = 0, or teacher_side = \"target\" (the teacher embeds each non-pivot pair's row's pivot segment) or \"both\" (a multilingual teacher)",
                 s.path().display(),
-                if d.teacher_side == TeacherSide::Target {
-                    "target"
-                } else {
-                    "source"
-                }
             ));
         }
         if let Some(w) = self
@@ -241,18 +236,19 @@ mod tests {
     }
 
     #[test]
-    fn non_pivot_pairs_need_a_two_sided_teacher_and_extension_needs_init_from() {
+    fn non_pivot_pairs_need_a_pivot_or_two_sided_teacher_and_extension_needs_init_from() {
         let recipe = |side: &str, model: &str| {
             TrainConfig::from_toml(&format!(
                 "[model]\n{model}\n[data]\nsources = [{{ format = \"n-way\", path = \"b\", non_pivot_pairs = 1 }}]\nexclude_test_sets = false\n\
                  [objective.distillation]\nteacher = \"t\"\nteacher_side = \"{side}\"\n"
             ))
         };
-        let err = recipe("target", "").unwrap_err().to_string();
+        let err = recipe("source", "").unwrap_err().to_string();
         assert!(
-            err.contains("non_pivot_pairs") && err.contains("target"),
+            err.contains("non_pivot_pairs") && err.contains("teacher_side = \"source\""),
             "{err}"
         );
+        assert!(recipe("target", "").is_ok());
         assert!(recipe("both", "").is_ok());
         let err = recipe("both", "extend_vocabulary = { pieces = 10 }")
             .unwrap_err()
