@@ -14,7 +14,10 @@
 //! Non-pivot dev pairs (two non-English segments of one N-way dev row, as
 //! [`crate::data::split_dev`] chains them) get the same two scores of their own,
 //! grouped by language pair and pooled among their own targets only (`non_pivot`), so
-//! they leave the pivot scores, and the checkpoint training picks, as they were.
+//! they leave the pivot scores, and the checkpoint training picks, as they were. That pool
+//! holds each dev row's segments in several languages (and may hold the source's own
+//! text), so a pooled hit is the nearest target other than the source's own text being a
+//! segment of the source's row, in any language.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -34,6 +37,8 @@ struct DevGroup {
     non_pivot: bool,
     src: Vec<String>,
     tgt: Vec<String>,
+    /// Each non-pivot pair's N-way (source, row); empty for pivot groups.
+    rows: Vec<(u16, u32)>,
 }
 
 /// A group's unit vectors: (sources, targets), row-major.
@@ -65,7 +70,8 @@ pub struct DevScores {
     pub languages: Vec<DevLanguageScores>,
     /// The same two scores over the non-pivot dev pairs (two languages of one N-way row,
     /// neither the pivot; grouped by language pair, e.g. `deu_Latn-fra_Latn`), pooled
-    /// among their own targets; None when the dev pairs have none.
+    /// among their own targets, where a hit is any segment of the source's row but its
+    /// own text; None when the dev pairs have none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub non_pivot: Option<Box<DevScores>>,
 }
@@ -75,8 +81,9 @@ impl DevSet {
     /// non-pivot pairs (0 = all), grouped by source language, or by language pair for
     /// non-pivot pairs; groups with fewer than 2 pairs are left out.
     pub fn new(dev: &ParallelCorpus, max_pairs: usize) -> Self {
-        // (source language, target language of a non-pivot pair) -> (sources, targets)
-        type Texts = (Vec<String>, Vec<String>);
+        // (source language, target language of a non-pivot pair) -> (sources, targets,
+        // non-pivot rows)
+        type Texts = (Vec<String>, Vec<String>, Vec<(u16, u32)>);
         let mut by_lang: BTreeMap<(u16, Option<u16>), Texts> = BTreeMap::new();
         let limit = if max_pairs == 0 {
             usize::MAX
@@ -90,6 +97,9 @@ impl DevSet {
             let e = by_lang.entry(key).or_default();
             e.0.push(p.src.clone());
             e.1.push(p.tgt.clone());
+            if let (true, Some(row)) = (p.is_non_pivot(), p.row) {
+                e.2.push((p.source, row));
+            }
         }
         let name = |lang: u16| {
             dev.languages
@@ -100,7 +110,7 @@ impl DevSet {
         let groups = by_lang
             .into_iter()
             .filter(|(_, g)| g.0.len() >= 2)
-            .map(|((lang, other), (src, tgt))| DevGroup {
+            .map(|((lang, other), (src, tgt, rows))| DevGroup {
                 language: match other {
                     None => name(lang),
                     Some(o) => format!("{}-{}", name(lang), name(o)),
@@ -108,6 +118,7 @@ impl DevSet {
                 non_pivot: other.is_some(),
                 src,
                 tgt,
+                rows,
             })
             .collect();
         Self { groups }
@@ -170,15 +181,23 @@ impl DevSet {
     }
 
     /// Both scores over `groups`, the pool being every distinct target text among them.
+    /// Pivot groups: a hit is the gold text. Non-pivot groups: the pool holds the
+    /// translations of a source's row in several languages (the chain), and may hold the
+    /// source's own text, so a hit is the nearest target other than the source's own text
+    /// being a segment of the source's row, in any language.
     fn scores_of_groups(groups: &[(&DevGroup, &Vectors)], dim: usize) -> Result<DevScores> {
-        // The pool: each distinct target text once, its first vector.
+        // The pool: each distinct target text once, its first vector and row.
         let mut pool_row: HashMap<&str, usize> = HashMap::new();
         let mut pool: Vec<f32> = Vec::new();
+        let mut pool_text: Vec<&str> = Vec::new();
+        let mut pool_key: Vec<Option<(u16, u32)>> = Vec::new();
         for (g, (_, y)) in groups {
             for (i, text) in g.tgt.iter().enumerate() {
                 pool_row.entry(text.as_str()).or_insert_with(|| {
                     pool.extend_from_slice(&y[i * dim..(i + 1) * dim]);
-                    pool.len() / dim - 1
+                    pool_text.push(text);
+                    pool_key.push(g.rows.get(i).copied());
+                    pool_text.len() - 1
                 });
             }
         }
@@ -189,10 +208,19 @@ impl DevSet {
             let n = g.src.len();
             let xv = MatrixView::new(x, n, dim)?;
             let own = bitext_retrieval(&xv, &MatrixView::new(y, n, dim)?, Some((&g.src, &g.tgt)))?;
-            let nn = knn(&xv, &pool_view, &KnnOptions::new(1))?;
-            let hits = (0..n)
-                .filter(|&i| nn.indices_of(i)[0] as usize == pool_row[g.tgt[i].as_str()])
-                .count();
+            let k = if g.non_pivot { 2.min(pool_size) } else { 1 };
+            let nn = knn(&xv, &pool_view, &KnnOptions::new(k))?;
+            let hit = |i: usize| {
+                let mut found = nn.indices_of(i).iter().map(|&j| j as usize);
+                if g.non_pivot {
+                    found
+                        .find(|&j| pool_text[j] != g.src[i])
+                        .is_some_and(|j| pool_key[j] == Some(g.rows[i]))
+                } else {
+                    found.next() == Some(pool_row[g.tgt[i].as_str()])
+                }
+            };
+            let hits = (0..n).filter(|&i| hit(i)).count();
             languages.push(DevLanguageScores {
                 language: g.language.clone(),
                 pairs: n,
@@ -221,6 +249,11 @@ mod tests {
         DevGroup {
             language: language.into(),
             non_pivot: language.contains('-'),
+            rows: if language.contains('-') {
+                (0..src.len() as u32).map(|r| (0, r)).collect()
+            } else {
+                Vec::new()
+            },
             src: src.iter().map(|s| s.to_string()).collect(),
             tgt: tgt.iter().map(|s| s.to_string()).collect(),
         }
@@ -315,6 +348,36 @@ mod tests {
         assert_eq!((np.p_at_1, np.pooled_p_at_1), (100.0, 100.0));
         // In the pivot pool d1 is nearer e0 (0) than e1 (90): pooled 50 for deu.
         assert_eq!(s.languages[0].pooled_p_at_1, 50.0);
+    }
+
+    /// A chain a -> b -> c over two rows pools b's and c's segments: a hit is any segment
+    /// of the source's row other than the source's own text (b0 finds itself first).
+    #[test]
+    fn a_non_pivot_hit_is_a_segment_of_the_sources_row() {
+        let dev = DevSet {
+            groups: vec![
+                group("a-b", &["a0", "a1"], &["b0", "b1"]),
+                group("b-c", &["b0", "b1"], &["c0", "c1"]),
+            ],
+        };
+        let vectors = |a1: f32| {
+            vec![
+                (rows(&[unit(2.0), unit(a1)]), rows(&[unit(0.0), unit(90.0)])),
+                (
+                    rows(&[unit(0.0), unit(90.0)]),
+                    rows(&[unit(5.0), unit(95.0)]),
+                ),
+            ]
+        };
+        let s = dev.scores_of_vectors(&vectors(92.0), 2).unwrap();
+        let np = s.non_pivot.as_deref().unwrap();
+        assert_eq!(np.pool_size, 4);
+        assert_eq!(np.pooled_p_at_1, 100.0);
+        // a1 moved next to row 0's c0 (5 degrees): its nearest is of another row.
+        let s = dev.scores_of_vectors(&vectors(4.0), 2).unwrap();
+        let np = s.non_pivot.as_deref().unwrap();
+        assert_eq!(np.languages[0].pooled_p_at_1, 50.0);
+        assert_eq!(np.languages[1].pooled_p_at_1, 100.0);
     }
 
     /// N-way rows share their English side: the pool holds each text once, and the
