@@ -634,8 +634,9 @@ fn expected_n_way(dir: &Path, files: &[(&str, Vec<u8>)], non_pivot: usize) -> Ex
         kept.push(lines);
     }
     if non_pivot > 0 && kept.len() >= 2 {
-        for row in 0..pivot_lines.len() {
-            if kept.iter().filter(|l| !blank(&l[row])).count() >= 2 {
+        for (row, pivot_line) in pivot_lines.iter().enumerate() {
+            // A row without its pivot segment gives no non-pivot pairs (no teacher target).
+            if !blank(pivot_line) && kept.iter().filter(|l| !blank(&l[row])).count() >= 2 {
                 pairs += non_pivot;
             }
         }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use lase::data::{CorpusSource, ParallelCorpus};
-use lase::eval::leakage::{BenchmarkSentences, find_leaks};
+use lase::eval::leakage::{BenchmarkSentences, drop_leaks, find_leaks};
 use lase::train::config::{DataConfig, TestSetExclusion};
 
 /// A benchmark folder (2 Tatoeba pairs, 1 FLORES sentence) and a training TSV of 3 pairs,
@@ -60,6 +60,38 @@ fn a_planted_test_sentence_is_found_with_its_benchmark() {
             (2, "Il pleut sur Paris.", "flores200 devtest fra_Latn"),
         ]
     );
+}
+
+/// A non-pivot pair (deu-fra) trains on its row's English segment too (the teacher's
+/// target): when that segment is a test sentence the pair leaks, and is dropped.
+#[test]
+fn a_non_pivot_pairs_english_segment_is_checked_too() {
+    let dir = tempfile::tempdir().unwrap();
+    planted_leak(dir.path());
+    let benchmarks = BenchmarkSentences::read(dir.path()).unwrap();
+    let mut corpus = ParallelCorpus::default();
+    let (de, fr) = (corpus.language_id("deu"), corpus.language_id("fra"));
+    corpus.push_non_pivot(
+        ("Guten Morgen.".into(), de),
+        ("Bonjour.".into(), fr),
+        "Good morning.".into(),
+        0,
+    );
+    corpus.push_non_pivot(
+        ("Hunger!".into(), de),
+        ("J'ai faim !".into(), fr),
+        "I am hungry.".into(),
+        1,
+    );
+    let leaks = find_leaks(&corpus, &benchmarks);
+    let found: Vec<(usize, &str, &str)> = leaks
+        .iter()
+        .map(|l| (l.pair, l.language.as_str(), l.sentence.as_str()))
+        .collect();
+    assert_eq!(found, vec![(1, "pivot", "I am hungry.")]);
+    assert_eq!(drop_leaks(&mut corpus, &benchmarks), 1);
+    assert_eq!(corpus.pairs.len(), 1);
+    assert_eq!(corpus.pairs[0].src, "Guten Morgen.");
 }
 
 /// Test sentences read straight from the benchmark files with std::fs (FLORES-200

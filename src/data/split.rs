@@ -56,10 +56,16 @@ pub fn split_dev(
     config: &DevSplitConfig,
 ) -> (ParallelCorpus, ParallelCorpus) {
     let mut by_language = corpus.pairs_by_language();
-    // Non-pivot pairs do not choose dev rows, so a recipe that adds them keeps the same
-    // split; those of a dev row share its sentences and leave training below.
+    // Non-pivot pairs do not choose dev rows (nor shift the other pairs' keys below), so a
+    // recipe that adds them keeps the same split; those of a dev row leave training below.
     for rows in &mut by_language {
         rows.retain(|&i| !corpus.pairs[i as usize].is_non_pivot());
+    }
+    let mut pivot_index = vec![0u64; corpus.pairs.len()];
+    let mut n = 0u64;
+    for (slot, p) in pivot_index.iter_mut().zip(&corpus.pairs) {
+        *slot = n;
+        n += u64::from(!p.is_non_pivot());
     }
     let mut rng = SplitMix64::new(config.seed);
     let mut dev_rows = HashSet::new();
@@ -72,7 +78,7 @@ pub fn split_dev(
                 let p = &corpus.pairs[i as usize];
                 match p.row {
                     Some(r) => mix_seed(&[config.seed, p.source as u64, r as u64]),
-                    None => mix_seed(&[config.seed, u64::MAX, i as u64]),
+                    None => mix_seed(&[config.seed, u64::MAX, pivot_index[i as usize]]),
                 }
             };
             rows.sort_by_key(|&i| (key(i), i));
@@ -85,6 +91,12 @@ pub fn split_dev(
     let dev_sentences: HashSet<&str> = dev_rows
         .iter()
         .flat_map(|&i| [corpus.pairs[i].src.as_str(), corpus.pairs[i].tgt.as_str()])
+        .collect();
+    // A non-pivot pair of a dev row may join two languages that did not take that row
+    // (languages hold different rows), so its texts alone do not show it: its row does.
+    let dev_row_keys: HashSet<(u16, u32)> = dev_rows
+        .iter()
+        .filter_map(|&i| corpus.pairs[i].row.map(|r| (corpus.pairs[i].source, r)))
         .collect();
     let mut train = ParallelCorpus {
         languages: corpus.languages.clone(),
@@ -104,7 +116,15 @@ pub fn split_dev(
         if dev_set.contains(&i) {
             continue;
         }
-        if dev_sentences.contains(p.src.as_str()) || dev_sentences.contains(p.tgt.as_str()) {
+        let of_dev_row =
+            p.is_non_pivot() && p.row.is_some_and(|r| dev_row_keys.contains(&(p.source, r)));
+        if of_dev_row
+            || dev_sentences.contains(p.src.as_str())
+            || dev_sentences.contains(p.tgt.as_str())
+            || p.pivot
+                .as_deref()
+                .is_some_and(|t| dev_sentences.contains(t))
+        {
             overlapping += 1;
             continue;
         }
@@ -112,7 +132,7 @@ pub fn split_dev(
     }
     dev.pairs = dev_order.iter().map(|&i| corpus.pairs[i].clone()).collect();
     let pivot_pairs = dev.pairs.len();
-    let non_pivot = non_pivot_dev_pairs(&dev);
+    let non_pivot = non_pivot_dev_pairs(&dev, config.seed);
     dev.pairs.extend(non_pivot);
     tracing::info!(
         "dev split: {pivot_pairs} pairs with the pivot and {} between other languages of the same N-way rows; {overlapping} training pairs dropped for sharing a sentence with it",
@@ -121,15 +141,18 @@ pub fn split_dev(
     (train, dev)
 }
 
-/// Non-pivot dev pairs from the dev split's N-way rows: in each row, its languages
-/// sorted by code and each paired with the next (a chain, so every language is a source
-/// once and a target once), the row's pivot segment kept. They come after the pivot
-/// pairs, so a dev limit that fits within those (training's `dev_max_pairs`) leaves them out.
-fn non_pivot_dev_pairs(dev: &ParallelCorpus) -> Vec<TranslationPair> {
-    let mut rows: BTreeMap<(u16, u32), Vec<&TranslationPair>> = BTreeMap::new();
+/// Non-pivot dev pairs from the dev split's N-way rows: in each row, the languages that
+/// took it into the split sorted by code and each paired with the next (a chain: each is a
+/// source and a target once, but the first only a source and the last only a target), the
+/// row's pivot segment kept. Rows come in the order of a seeded hash of (source, row), so
+/// a limit on their number (training's `run.dev_max_pairs`, which [`crate::train::dev_set`]
+/// applies to pivot and non-pivot pairs apart) takes rows from every source.
+fn non_pivot_dev_pairs(dev: &ParallelCorpus, seed: u64) -> Vec<TranslationPair> {
+    let mut rows: BTreeMap<(u64, u16, u32), Vec<&TranslationPair>> = BTreeMap::new();
     for p in &dev.pairs {
         if let (Some(row), false) = (p.row, p.is_non_pivot()) {
-            rows.entry((p.source, row)).or_default().push(p);
+            let order = mix_seed(&[seed, 0x6e70, p.source as u64, row as u64]);
+            rows.entry((order, p.source, row)).or_default().push(p);
         }
     }
     let mut out = Vec::new();
@@ -264,6 +287,96 @@ mod tests {
                 .pairs
                 .iter()
                 .all(|p| !dev_rows.contains(&p.row.unwrap()))
+        );
+    }
+
+    /// A small language (isl) takes dev rows the large ones (deu, fra) do not: their
+    /// non-pivot pairs of those rows still leave training. Non-pivot pairs read before
+    /// a source without rows (a TSV in deu) do not change which of its pairs go to dev.
+    #[test]
+    fn non_pivot_pairs_of_any_dev_row_leave_training_and_move_nothing() {
+        let build = |non_pivot: bool| {
+            let mut c = ParallelCorpus::default();
+            let en = c.language_id("eng");
+            for (lang, rows) in [("deu", 3000u32), ("fra", 3000), ("isl", 600)] {
+                let l = c.language_id(lang);
+                for r in 0..rows {
+                    c.push(
+                        format!("{lang} {r}"),
+                        format!("english {r}"),
+                        l,
+                        en,
+                        Some(r),
+                    );
+                }
+            }
+            if non_pivot {
+                let (de, fr) = (c.language_id("deu"), c.language_id("fra"));
+                for r in 0..3000u32 {
+                    c.push_non_pivot(
+                        (format!("deu {r}"), de),
+                        (format!("fra {r}"), fr),
+                        format!("english {r}"),
+                        r,
+                    );
+                }
+            }
+            c.current_source = 1;
+            let de = c.language_id("deu");
+            for i in 0..2000 {
+                c.push(
+                    format!("deu tsv {i}"),
+                    format!("english tsv {i}"),
+                    de,
+                    en,
+                    None,
+                );
+            }
+            c
+        };
+        let config = DevSplitConfig {
+            pairs_per_language: 50,
+            min_language_pairs: 500,
+            ..Default::default()
+        };
+        let (_, plain_dev) = split_dev(build(false), &config);
+        let (train, dev) = split_dev(build(true), &config);
+        assert_eq!(dev.pairs, plain_dev.pairs);
+        let isl = dev.languages.iter().position(|l| l == "isl").unwrap() as u16;
+        let isl_rows: HashSet<u32> = dev
+            .pairs
+            .iter()
+            .filter(|p| p.src_lang == isl)
+            .map(|p| p.row.unwrap())
+            .collect();
+        let deu = dev.languages.iter().position(|l| l == "deu").unwrap() as u16;
+        let deu_rows: HashSet<u32> = dev
+            .pairs
+            .iter()
+            .filter(|p| p.src_lang == deu && p.row.is_some() && !p.is_non_pivot())
+            .map(|p| p.row.unwrap())
+            .collect();
+        // The case under test exists: rows isl took and deu did not.
+        assert!(isl_rows.difference(&deu_rows).count() > 10);
+        // deu also gives dev pairs from its TSV, so fra takes rows deu does not: all of them.
+        let dev_rows: HashSet<u32> = dev
+            .pairs
+            .iter()
+            .filter(|p| p.source == 0 && !p.is_non_pivot())
+            .map(|p| p.row.unwrap())
+            .collect();
+        assert!(dev_rows.len() > isl_rows.union(&deu_rows).count());
+        assert!(
+            train
+                .pairs
+                .iter()
+                .filter_map(|p| p.row.filter(|_| p.source == 0))
+                .all(|r| !dev_rows.contains(&r))
+        );
+        // Non-pivot pairs of the other rows stay.
+        assert_eq!(
+            train.pairs.iter().filter(|p| p.is_non_pivot()).count(),
+            3000 - dev_rows.len()
         );
     }
 }

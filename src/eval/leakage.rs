@@ -111,15 +111,25 @@ pub struct Leak {
     pub benchmark: String,
 }
 
-/// Every side of every training pair that appears in `benchmarks`.
+/// Every side of every training pair that appears in `benchmarks` (and a non-pivot
+/// pair's pivot segment).
 pub fn find_leaks(corpus: &ParallelCorpus, benchmarks: &BenchmarkSentences) -> Vec<Leak> {
     let mut leaks = Vec::new();
     for (i, p) in corpus.pairs.iter().enumerate() {
-        for (text, lang) in [(&p.src, p.src_lang), (&p.tgt, p.tgt_lang)] {
+        // A non-pivot pair's pivot segment is trained on too (the teacher's target); the
+        // pair does not record the pivot's code, so its leak says "pivot".
+        let pivot = p.pivot.as_ref().map(|t| (t, None));
+        for (text, lang) in [(&p.src, Some(p.src_lang)), (&p.tgt, Some(p.tgt_lang))]
+            .into_iter()
+            .chain(pivot)
+        {
             if let Some(origin) = benchmarks.origin(text) {
                 leaks.push(Leak {
                     pair: i,
-                    language: corpus.languages[lang as usize].clone(),
+                    language: lang.map_or_else(
+                        || "pivot".to_owned(),
+                        |l| corpus.languages[l as usize].clone(),
+                    ),
                     sentence: text.clone(),
                     benchmark: origin.to_owned(),
                 });
@@ -129,11 +139,16 @@ pub fn find_leaks(corpus: &ParallelCorpus, benchmarks: &BenchmarkSentences) -> V
     leaks
 }
 
-/// Removes every training pair with a side in `benchmarks`; returns how many.
+/// Removes every training pair with a side (or, for a non-pivot pair, its pivot segment)
+/// in `benchmarks`; returns how many.
 pub fn drop_leaks(corpus: &mut ParallelCorpus, benchmarks: &BenchmarkSentences) -> usize {
     let before = corpus.pairs.len();
-    corpus
-        .pairs
-        .retain(|p| benchmarks.origin(&p.src).is_none() && benchmarks.origin(&p.tgt).is_none());
+    corpus.pairs.retain(|p| {
+        benchmarks.origin(&p.src).is_none()
+            && benchmarks.origin(&p.tgt).is_none()
+            && p.pivot
+                .as_deref()
+                .is_none_or(|t| benchmarks.origin(t).is_none())
+    });
     before - corpus.pairs.len()
 }

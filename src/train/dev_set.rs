@@ -186,19 +186,23 @@ impl DevSet {
     /// source's own text, so a hit is the nearest target other than the source's own text
     /// being a segment of the source's row, in any language.
     fn scores_of_groups(groups: &[(&DevGroup, &Vectors)], dim: usize) -> Result<DevScores> {
-        // The pool: each distinct target text once, its first vector and row.
+        // The pool: each distinct target text once, its first vector and every row it
+        // stands in (a text repeated in two rows is a right answer for both).
         let mut pool_row: HashMap<&str, usize> = HashMap::new();
         let mut pool: Vec<f32> = Vec::new();
         let mut pool_text: Vec<&str> = Vec::new();
-        let mut pool_key: Vec<Option<(u16, u32)>> = Vec::new();
+        let mut pool_keys: Vec<Vec<(u16, u32)>> = Vec::new();
         for (g, (_, y)) in groups {
             for (i, text) in g.tgt.iter().enumerate() {
-                pool_row.entry(text.as_str()).or_insert_with(|| {
+                let j = *pool_row.entry(text.as_str()).or_insert_with(|| {
                     pool.extend_from_slice(&y[i * dim..(i + 1) * dim]);
                     pool_text.push(text);
-                    pool_key.push(g.rows.get(i).copied());
+                    pool_keys.push(Vec::new());
                     pool_text.len() - 1
                 });
+                if let Some(&key) = g.rows.get(i) {
+                    pool_keys[j].push(key);
+                }
             }
         }
         let pool_size = pool_row.len();
@@ -215,7 +219,7 @@ impl DevSet {
                 if g.non_pivot {
                     found
                         .find(|&j| pool_text[j] != g.src[i])
-                        .is_some_and(|j| pool_key[j] == Some(g.rows[i]))
+                        .is_some_and(|j| pool_keys[j].contains(&g.rows[i]))
                 } else {
                     found.next() == Some(pool_row[g.tgt[i].as_str()])
                 }
@@ -378,6 +382,18 @@ mod tests {
         let np = s.non_pivot.as_deref().unwrap();
         assert_eq!(np.languages[0].pooled_p_at_1, 50.0);
         assert_eq!(np.languages[1].pooled_p_at_1, 100.0);
+
+        // One text in two rows ("Amen." in both): one candidate, right for both rows.
+        let dev = DevSet {
+            groups: vec![group("a-b", &["a0", "a1"], &["amen", "amen"])],
+        };
+        let vectors = vec![(
+            rows(&[unit(0.0), unit(90.0)]),
+            rows(&[unit(0.0), unit(1.0)]),
+        )];
+        let s = dev.scores_of_vectors(&vectors, 2).unwrap();
+        let np = s.non_pivot.as_deref().unwrap();
+        assert_eq!((np.pool_size, np.pooled_p_at_1), (1, 100.0));
     }
 
     /// N-way rows share their English side: the pool holds each text once, and the

@@ -328,8 +328,12 @@ fn share_teacher_cache(
     let to = dir.join("teacher-target.npy");
     if from.exists() && !to.exists() {
         std::fs::create_dir_all(dir).map_err(|e| LaseError::io(dir, e))?;
-        if std::fs::hard_link(&from, &to).is_err() {
-            std::fs::copy(&from, &to).map_err(|e| LaseError::io(&to, e))?;
+        // The cache and its fingerprint (teacher_cache.rs), linked or copied.
+        for name in ["teacher-target.npy", "teacher-target.texts"] {
+            let (from, to) = (from.with_file_name(name), to.with_file_name(name));
+            if from.exists() && std::fs::hard_link(&from, &to).is_err() {
+                std::fs::copy(&from, &to).map_err(|e| LaseError::io(&to, e))?;
+            }
         }
     }
     Ok(())

@@ -55,6 +55,21 @@ fn write_embeddings_of_distinct(
     std::fs::remove_file(scratch).map_err(|e| LaseError::io(scratch, e))
 }
 
+/// What a cache embeds, in one line: the row count and a 64-bit FNV-1a hash of the texts
+/// in order (each followed by a 0 byte), kept beside the cache (`teacher-<side>.texts`) so
+/// a run resumed after its data changed (another sample, split or reader) recomputes
+/// rather than reading targets of other pairs.
+fn fingerprint(texts: &[String]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for t in texts {
+        for &b in t.as_bytes().iter().chain(&[0u8]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{} texts, fnv1a64 {h:016x}", texts.len())
+}
+
 /// The text the teacher embeds for a pair's target side. A pivot-language teacher
 /// (`teacher_side = "target"`) embeds a non-pivot pair's row's pivot segment, so both of
 /// its sides learn to land on the same English vector; a multilingual teacher
@@ -91,17 +106,30 @@ impl TeacherCache {
                 return Ok(None);
             }
             let path = out.join(format!("teacher-{name}.npy"));
+            let texts: Vec<String> = train_set.pairs.iter().map(pick).collect();
+            let print = fingerprint(&texts);
+            let print_path = out.join(format!("teacher-{name}.texts"));
             if path.exists() {
                 let m = NpyMatrix::open(&path)?;
-                if m.rows == train_set.len() {
-                    return Ok(Some(m));
+                let stored = std::fs::read_to_string(&print_path).ok();
+                match stored.as_deref().map(str::trim) {
+                    Some(p) if p == print => return Ok(Some(m)),
+                    // A cache from before fingerprints (or linked in without one): its row
+                    // count is all there is to check.
+                    None if m.rows == train_set.len() => {
+                        tracing::warn!(
+                            "{}: no {} beside it; reused on its row count alone",
+                            path.display(),
+                            print_path.display()
+                        );
+                        return Ok(Some(m));
+                    }
+                    _ => tracing::warn!(
+                        "{}: embeds other texts than this run's {} pairs (fingerprint or row count); recomputing",
+                        path.display(),
+                        train_set.len()
+                    ),
                 }
-                tracing::warn!(
-                    "{}: {} rows for {} pairs; recomputing",
-                    path.display(),
-                    m.rows,
-                    train_set.len()
-                );
             }
             if teacher.is_none() {
                 teacher = Some(SentenceEncoder::load(&d.teacher, device)?);
@@ -114,12 +142,12 @@ impl TeacherCache {
                 ProgressBar::hidden()
             };
             bar.set_message(format!("teacher embeddings ({name})"));
-            let texts: Vec<String> = train_set.pairs.iter().map(pick).collect();
             let scratch = out.join(format!("teacher-{name}.distinct.npy"));
             write_embeddings_of_distinct(&texts, t.dim(), &path, &scratch, &bar, &mut |chunk| {
                 Ok(crate::inference::embed_sentences(t, chunk, &options)?.vectors)
             })?;
             bar.finish_and_clear();
+            crate::io::atomic::write_atomic(&print_path, format!("{print}\n").as_bytes())?;
             Ok(Some(NpyMatrix::open(&path)?))
         };
         let (want_src, want_tgt) = match d.teacher_side {
@@ -182,6 +210,17 @@ impl TeacherCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fingerprint_changes_with_any_text_or_their_order() {
+        let t = |v: &[&str]| fingerprint(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let base = t(&["a", "bc"]);
+        assert!(base.starts_with("2 texts, fnv1a64 "));
+        assert_eq!(base, t(&["a", "bc"]));
+        for other in [t(&["bc", "a"]), t(&["ab", "c"]), t(&["a", "bd"]), t(&["a"])] {
+            assert_ne!(base, other);
+        }
+    }
 
     #[test]
     fn a_pivot_teacher_embeds_a_non_pivot_pairs_pivot_segment() {

@@ -85,7 +85,8 @@ pub struct RunConfig {
     pub log_every: u64,
     pub eval_every: u64,
     pub checkpoint_every: u64,
-    /// Dev pairs used for the dev retrieval metric (0 = all).
+    /// Dev pairs used for the dev retrieval metric (0 = all): this many pairs with the
+    /// pivot, and apart from them as many non-pivot dev pairs (see `train::dev_set`).
     pub dev_max_pairs: usize,
 }
 
