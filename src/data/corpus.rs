@@ -180,19 +180,7 @@ impl ParallelCorpus {
         tgt_lang: u16,
         row: Option<u32>,
     ) {
-        if src.trim().is_empty() || tgt.trim().is_empty() {
-            self.skipped_empty += 1;
-            return;
-        }
-        self.pairs.push(TranslationPair {
-            src,
-            tgt,
-            src_lang,
-            tgt_lang,
-            source: self.current_source,
-            row,
-            pivot: None,
-        });
+        self.add((src, src_lang), (tgt, tgt_lang), row, None);
     }
 
     /// Adds a pair between two non-pivot languages of N-way row `row`, with that row's
@@ -205,7 +193,23 @@ impl ParallelCorpus {
         pivot: String,
         row: u32,
     ) {
-        if src.trim().is_empty() || tgt.trim().is_empty() || pivot.trim().is_empty() {
+        if pivot.trim().is_empty() {
+            self.skipped_empty += 1;
+            return;
+        }
+        self.add((src, src_lang), (tgt, tgt_lang), Some(row), Some(pivot));
+    }
+
+    /// [`Self::push`] and [`Self::push_non_pivot`]'s common part: a pair of the source
+    /// being read, or one more in [`Self::skipped_empty`] when a side is empty.
+    fn add(
+        &mut self,
+        (src, src_lang): (String, u16),
+        (tgt, tgt_lang): (String, u16),
+        row: Option<u32>,
+        pivot: Option<String>,
+    ) {
+        if src.trim().is_empty() || tgt.trim().is_empty() {
             self.skipped_empty += 1;
             return;
         }
@@ -215,8 +219,8 @@ impl ParallelCorpus {
             src_lang,
             tgt_lang,
             source: self.current_source,
-            row: Some(row),
-            pivot: Some(pivot),
+            row,
+            pivot,
         });
     }
 

@@ -218,14 +218,14 @@ mod tests {
         }
     }
 
-    #[test]
-    fn n_way_rows_go_to_dev_whole() {
-        // 3 languages x 3000 rows sharing the English side, as an N-way folder gives.
+    /// An N-way source (source 0): each language's rows 0..n, "<lang> <row>", paired with
+    /// "english <row>".
+    fn n_way(languages: &[(&str, u32)]) -> ParallelCorpus {
         let mut c = ParallelCorpus::default();
         let en = c.language_id("eng");
-        for lang in ["deu", "fra", "rus"] {
+        for &(lang, rows) in languages {
             let l = c.language_id(lang);
-            for r in 0..3000u32 {
+            for r in 0..rows {
                 c.push(
                     format!("{lang} {r}"),
                     format!("english {r}"),
@@ -235,6 +235,26 @@ mod tests {
                 );
             }
         }
+        c
+    }
+
+    /// A deu-fra non-pivot pair for each of rows 0..n of [`n_way`]'s corpus.
+    fn deu_fra_pairs(c: &mut ParallelCorpus, rows: u32) {
+        let (de, fr) = (c.language_id("deu"), c.language_id("fra"));
+        for r in 0..rows {
+            c.push_non_pivot(
+                (format!("deu {r}"), de),
+                (format!("fra {r}"), fr),
+                format!("english {r}"),
+                r,
+            );
+        }
+    }
+
+    #[test]
+    fn n_way_rows_go_to_dev_whole() {
+        // 3 languages x 3000 rows sharing the English side, as an N-way folder gives.
+        let mut c = n_way(&[("deu", 3000), ("fra", 3000), ("rus", 3000)]);
         let config = DevSplitConfig {
             pairs_per_language: 50,
             ..Default::default()
@@ -270,15 +290,7 @@ mod tests {
 
         // Non-pivot pairs in the corpus leave the split as it was; those of dev rows
         // share a dev sentence and leave training.
-        let (de, fr) = (c.language_id("deu"), c.language_id("fra"));
-        for r in 0..3000u32 {
-            c.push_non_pivot(
-                (format!("deu {r}"), de),
-                (format!("fra {r}"), fr),
-                format!("english {r}"),
-                r,
-            );
-        }
+        deu_fra_pairs(&mut c, 3000);
         let (train2, dev2) = split_dev(c, &config);
         assert_eq!(dev2.pairs, dev.pairs);
         assert_eq!(train2.pairs.len(), 9000 - 150 + 3000 - 50);
@@ -296,33 +308,12 @@ mod tests {
     #[test]
     fn non_pivot_pairs_of_any_dev_row_leave_training_and_move_nothing() {
         let build = |non_pivot: bool| {
-            let mut c = ParallelCorpus::default();
-            let en = c.language_id("eng");
-            for (lang, rows) in [("deu", 3000u32), ("fra", 3000), ("isl", 600)] {
-                let l = c.language_id(lang);
-                for r in 0..rows {
-                    c.push(
-                        format!("{lang} {r}"),
-                        format!("english {r}"),
-                        l,
-                        en,
-                        Some(r),
-                    );
-                }
-            }
+            let mut c = n_way(&[("deu", 3000), ("fra", 3000), ("isl", 600)]);
             if non_pivot {
-                let (de, fr) = (c.language_id("deu"), c.language_id("fra"));
-                for r in 0..3000u32 {
-                    c.push_non_pivot(
-                        (format!("deu {r}"), de),
-                        (format!("fra {r}"), fr),
-                        format!("english {r}"),
-                        r,
-                    );
-                }
+                deu_fra_pairs(&mut c, 3000);
             }
             c.current_source = 1;
-            let de = c.language_id("deu");
+            let (de, en) = (c.language_id("deu"), c.language_id("eng"));
             for i in 0..2000 {
                 c.push(
                     format!("deu tsv {i}"),

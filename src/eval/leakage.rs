@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::data::ParallelCorpus;
+use crate::data::{ParallelCorpus, TranslationPair};
 use crate::error::Result;
 
 /// Test sentences keyed by text; the value names the first benchmark file holding it.
@@ -111,18 +111,21 @@ pub struct Leak {
     pub benchmark: String,
 }
 
+/// The texts a training pair trains on, with their language: both sides, and a non-pivot
+/// pair's pivot segment (the teacher's target), whose code the pair does not record (None).
+/// [`find_leaks`] and [`drop_leaks`] both read it, so they check the same texts.
+fn trained_texts(p: &TranslationPair) -> impl Iterator<Item = (&String, Option<u16>)> {
+    [(&p.src, Some(p.src_lang)), (&p.tgt, Some(p.tgt_lang))]
+        .into_iter()
+        .chain(p.pivot.as_ref().map(|t| (t, None)))
+}
+
 /// Every side of every training pair that appears in `benchmarks` (and a non-pivot
-/// pair's pivot segment).
+/// pair's pivot segment, reported as language "pivot").
 pub fn find_leaks(corpus: &ParallelCorpus, benchmarks: &BenchmarkSentences) -> Vec<Leak> {
     let mut leaks = Vec::new();
     for (i, p) in corpus.pairs.iter().enumerate() {
-        // A non-pivot pair's pivot segment is trained on too (the teacher's target); the
-        // pair does not record the pivot's code, so its leak says "pivot".
-        let pivot = p.pivot.as_ref().map(|t| (t, None));
-        for (text, lang) in [(&p.src, Some(p.src_lang)), (&p.tgt, Some(p.tgt_lang))]
-            .into_iter()
-            .chain(pivot)
-        {
+        for (text, lang) in trained_texts(p) {
             if let Some(origin) = benchmarks.origin(text) {
                 leaks.push(Leak {
                     pair: i,
@@ -143,12 +146,8 @@ pub fn find_leaks(corpus: &ParallelCorpus, benchmarks: &BenchmarkSentences) -> V
 /// in `benchmarks`; returns how many.
 pub fn drop_leaks(corpus: &mut ParallelCorpus, benchmarks: &BenchmarkSentences) -> usize {
     let before = corpus.pairs.len();
-    corpus.pairs.retain(|p| {
-        benchmarks.origin(&p.src).is_none()
-            && benchmarks.origin(&p.tgt).is_none()
-            && p.pivot
-                .as_deref()
-                .is_none_or(|t| benchmarks.origin(t).is_none())
-    });
+    corpus
+        .pairs
+        .retain(|p| trained_texts(p).all(|(t, _)| benchmarks.origin(t).is_none()));
     before - corpus.pairs.len()
 }
