@@ -11,6 +11,7 @@ pub mod knn;
 pub mod margin;
 pub mod matrix;
 pub mod quantized;
+pub mod tile_gemm;
 pub mod topk_cpu;
 
 use std::collections::HashMap;

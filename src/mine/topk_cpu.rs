@@ -1,7 +1,9 @@
 //! The CPU search kernel: tiles of X·Yᵀ small enough to stay in cache are computed by a
-//! single-threaded libtorch matrix product into a buffer the worker owns, then scanned
-//! once, updating the running top-k of the tile's rows and of its columns. Workers take
-//! query tiles from a shared counter; each keeps its own column lists, merged at the end.
+//! single-threaded matrix product into a buffer the worker owns, then scanned once,
+//! updating the running top-k of the tile's rows and of its columns. The product is
+//! libtorch's (query-major tiles) or, on AVX-512 CPUs where MKL runs a generic path,
+//! lase's own ([`super::tile_gemm`], key-major tiles). Workers take query tiles from a
+//! shared counter; each keeps its own column lists, merged at the end.
 //! Scanning while the tile is hot replaces two libtorch top-k passes over a large block,
 //! which measured as slow as the product itself (docs/benchmarks.md).
 //!
@@ -23,6 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tch::{Device, Kind, Tensor};
 
 use super::matrix::{MatrixView, Neighbours};
+use super::tile_gemm::{self, PackedQueries, TileGemm};
 use crate::error::Result;
 
 /// Rows of X per tile.
@@ -165,6 +168,83 @@ fn tile_product(tile: &mut [f32], xq: &[f32], nq: usize, yk: &[f32], nk: usize, 
     }
 }
 
+/// A query-tile packing when this CPU's tiles come from lase's AVX-512 kernel
+/// ([`TileGemm::for_this_cpu`]); `None` when libtorch's product computes them.
+fn packed_queries(dim: usize) -> Option<PackedQueries> {
+    (TileGemm::for_this_cpu() == TileGemm::Avx512).then(|| PackedQueries::new(QUERY_TILE, dim))
+}
+
+/// A key-major tile of scores (`scores[j * stride + r]` = ⟨y_j, x_r⟩) from
+/// [`tile_gemm::key_major_tile`], scanned key by key: each query's list still meets the
+/// keys in ascending order and each key's list the queries in ascending order, so ties
+/// resolve as in the query-major scan.
+struct KeyMajorTile<'a> {
+    scores: &'a [f32],
+    stride: usize,
+    queries: usize,
+    keys: usize,
+}
+
+impl KeyMajorTile<'_> {
+    fn key_row(&self, j: usize) -> &[f32] {
+        &self.scores[j * self.stride..j * self.stride + self.queries]
+    }
+
+    /// Offers every score to the queries' lists (`rows`, local indices); key `j` of the
+    /// tile is numbered `first_key + j`.
+    fn offer_to_queries(&self, first_key: usize, rows: &mut TopKLists) {
+        let mut thresholds: Vec<f32> = (0..self.queries).map(|r| rows.threshold(r)).collect();
+        for j in 0..self.keys {
+            let row = self.key_row(j);
+            if !any_above(row, &thresholds) {
+                continue;
+            }
+            for (r, &s) in row.iter().enumerate() {
+                if s > thresholds[r] {
+                    rows.insert(r, s, (first_key + j) as i64);
+                    thresholds[r] = rows.threshold(r);
+                }
+            }
+        }
+    }
+
+    /// Offers every score to the tile's query lists (`rows`, local indices) and to the
+    /// keys' lists (`cols`, global indices); the tile's first query and key rows are at
+    /// `origin`.
+    fn offer_both_ways(&self, origin: (usize, usize), rows: &mut TopKLists, cols: &mut TopKLists) {
+        let (xs, ys) = origin;
+        let mut thresholds: Vec<f32> = (0..self.queries).map(|r| rows.threshold(r)).collect();
+        for j in 0..self.keys {
+            let row = self.key_row(j);
+            let key = ys + j;
+            let mut key_threshold = cols.threshold(key);
+            let best = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            if best <= key_threshold && !any_above(row, &thresholds) {
+                continue;
+            }
+            for (r, &s) in row.iter().enumerate() {
+                if s > thresholds[r] {
+                    rows.insert(r, s, key as i64);
+                    thresholds[r] = rows.threshold(r);
+                }
+                if s > key_threshold {
+                    cols.insert(key, s, (xs + r) as i64);
+                    key_threshold = cols.threshold(key);
+                }
+            }
+        }
+    }
+}
+
+/// Whether any `scores[i] > thresholds[i]` (written branch-free so it vectorises).
+fn any_above(scores: &[f32], thresholds: &[f32]) -> bool {
+    let mut hits = 0u32;
+    for (s, t) in scores.iter().zip(thresholds) {
+        hits |= u32::from(s > t);
+    }
+    hits != 0
+}
+
 /// The top-k of every row of a query matrix over key matrices given one after another
 /// (shards of one corpus, in order): the same lists, to the bit, as one search over the
 /// keys concatenated.
@@ -203,6 +283,7 @@ impl RunningTopK {
             tch::set_num_threads(1);
             let _no_grad = tch::no_grad_guard();
             let mut tile = vec![0f32; QUERY_TILE * KEY_TILE];
+            let mut packed = packed_queries(x.cols);
             while let Some((xs, xe)) = queue.claim() {
                 let nq = xe - xs;
                 let mut rows = TopKLists::new(nq, k);
@@ -212,18 +293,26 @@ impl RunningTopK {
                     rows.indices.copy_from_slice(&lists.indices[xs * k..xe * k]);
                 }
                 let xq = &x.data[xs * x.cols..xe * x.cols];
+                if let Some(packed) = packed.as_mut() {
+                    packed.pack(xq, nq);
+                }
                 for t in 0..key_tiles {
                     let ys = t * KEY_TILE;
                     let ye = (ys + KEY_TILE).min(y.rows);
                     let nk = ye - ys;
-                    tile_product(
-                        &mut tile,
-                        xq,
-                        nq,
-                        &y.data[ys * y.cols..ye * y.cols],
-                        nk,
-                        x.cols,
-                    );
+                    let yk = &y.data[ys * y.cols..ye * y.cols];
+                    if let Some(packed) = packed.as_ref() {
+                        tile_gemm::key_major_tile(packed, yk, nk, &mut tile);
+                        let keys = KeyMajorTile {
+                            scores: &tile,
+                            stride: packed.stride(),
+                            queries: nq,
+                            keys: nk,
+                        };
+                        keys.offer_to_queries(offset + ys, &mut rows);
+                        continue;
+                    }
+                    tile_product(&mut tile, xq, nq, yk, nk, x.cols);
                     for r in 0..nq {
                         let row = &tile[r * nk..(r + 1) * nk];
                         let mut threshold = rows.threshold(r);
@@ -352,22 +441,32 @@ pub fn knn_both_ways_cpu(
         let _no_grad = tch::no_grad_guard();
         let mut cols = TopKLists::new(y.rows, ky);
         let mut tile = vec![0f32; QUERY_TILE * KEY_TILE];
+        let mut packed = packed_queries(x.cols);
         while let Some((xs, xe)) = queue.claim() {
             let nq = xe - xs;
             let mut rows = TopKLists::new(nq, kx);
+            let xq = &x.data[xs * x.cols..xe * x.cols];
+            if let Some(packed) = packed.as_mut() {
+                packed.pack(xq, nq);
+            }
             for t in 0..key_tiles {
                 let ys = t * KEY_TILE;
                 let ye = (ys + KEY_TILE).min(y.rows);
                 let nk = ye - ys;
-                tile_product(
-                    &mut tile,
-                    &x.data[xs * x.cols..xe * x.cols],
-                    nq,
-                    &y.data[ys * y.cols..ye * y.cols],
-                    nk,
-                    x.cols,
-                );
-                offer_tile_both_ways(&tile[..nq * nk], nk, (xs, ys), &mut rows, &mut cols);
+                let yk = &y.data[ys * y.cols..ye * y.cols];
+                if let Some(packed) = packed.as_ref() {
+                    tile_gemm::key_major_tile(packed, yk, nk, &mut tile);
+                    let keys = KeyMajorTile {
+                        scores: &tile,
+                        stride: packed.stride(),
+                        queries: nq,
+                        keys: nk,
+                    };
+                    keys.offer_both_ways((xs, ys), &mut rows, &mut cols);
+                } else {
+                    tile_product(&mut tile, xq, nq, yk, nk, x.cols);
+                    offer_tile_both_ways(&tile[..nq * nk], nk, (xs, ys), &mut rows, &mut cols);
+                }
                 let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Ok(mut p) = progress.try_lock() {
                     p(d, total);
@@ -439,6 +538,49 @@ mod tests {
         a.merge(&b);
         assert_eq!(a.scores, vec![0.9, 0.8]);
         assert_eq!(a.indices, vec![7, 1]);
+    }
+
+    /// The key-major scan (tiles of lase's AVX-512 kernel) keeps exactly the lists the
+    /// query-major scan keeps from the same scores, ties included, in both directions and
+    /// for the queries-only scan of [`RunningTopK`]; padding columns are ignored.
+    #[test]
+    fn key_major_scan_keeps_the_lists_of_the_query_major_scan() {
+        let (nq, nk, stride, k) = (37, 50, 64, 3);
+        let mut rng = crate::rng::SplitMix64::new(9);
+        // Few distinct values, so ties are everywhere.
+        let scores: Vec<f32> = (0..nq * nk).map(|_| rng.below(7) as f32 / 4.0).collect();
+        let mut key_major = vec![f32::INFINITY; nk * stride];
+        for r in 0..nq {
+            for j in 0..nk {
+                key_major[j * stride + r] = scores[r * nk + j];
+            }
+        }
+        let tile = KeyMajorTile {
+            scores: &key_major,
+            stride,
+            queries: nq,
+            keys: nk,
+        };
+        let origin = (100, 1000);
+        let (mut rows_a, mut cols_a) = (TopKLists::new(nq, k), TopKLists::new(1000 + nk, k));
+        offer_tile_both_ways(&scores, nk, origin, &mut rows_a, &mut cols_a);
+        let (mut rows_b, mut cols_b) = (TopKLists::new(nq, k), TopKLists::new(1000 + nk, k));
+        tile.offer_both_ways(origin, &mut rows_b, &mut cols_b);
+        assert_eq!(rows_a.indices, rows_b.indices);
+        assert_eq!(rows_a.scores, rows_b.scores);
+        assert_eq!(cols_a.indices, cols_b.indices);
+        assert_eq!(cols_a.scores, cols_b.scores);
+        assert!(
+            rows_b
+                .indices
+                .iter()
+                .all(|&j| (1000..1000 + nk as i64).contains(&j))
+        );
+
+        let mut rows_c = TopKLists::new(nq, k);
+        tile.offer_to_queries(1000, &mut rows_c);
+        assert_eq!(rows_c.indices, rows_a.indices);
+        assert_eq!(rows_c.scores, rows_a.scores);
     }
 
     /// Queries and keys cut into pieces of 1, 2 and odd sizes (tiles of one row or one
