@@ -72,7 +72,7 @@ pub struct BatchSampler {
     cumulative: Vec<f64>,
     /// Per pair, hashes of its two sentences and of its N-way row (0 = none), for the
     /// duplicate check.
-    sentence_keys: Vec<[u64; 3]>,
+    sentence_keys: Vec<PairKeys>,
     seed: u64,
     state: SamplerState,
 }
@@ -82,7 +82,7 @@ impl BatchSampler {
     /// hashes identifying pair `i`'s two sentences and its N-way row (0 when it has none).
     pub fn new(
         groups: Vec<Vec<u32>>,
-        sentence_keys: Vec<[u64; 3]>,
+        sentence_keys: Vec<PairKeys>,
         config: &SamplingConfig,
     ) -> Result<Self> {
         let groups: Vec<Vec<u32>> = groups.into_iter().filter(|g| !g.is_empty()).collect();
@@ -102,7 +102,7 @@ impl BatchSampler {
     pub fn mixed(
         groups: Vec<(u16, Vec<u32>)>,
         source_weights: &[f64],
-        sentence_keys: Vec<[u64; 3]>,
+        sentence_keys: Vec<PairKeys>,
         config: &SamplingConfig,
     ) -> Result<Self> {
         let groups: Vec<(u16, Vec<u32>)> =
@@ -126,7 +126,7 @@ impl BatchSampler {
     fn with_weights(
         groups: Vec<Vec<u32>>,
         weights: Vec<f64>,
-        sentence_keys: Vec<[u64; 3]>,
+        sentence_keys: Vec<PairKeys>,
         config: &SamplingConfig,
     ) -> Result<Self> {
         if groups.is_empty() {
@@ -224,15 +224,13 @@ impl BatchSampler {
             attempts += 1;
             let l = self.state.rng.weighted_index(&self.cumulative);
             let i = self.next_of(l);
-            let [a, b, row] = self.sentence_keys[i as usize];
-            if seen.contains(&a) || seen.contains(&b) || (row != 0 && seen.contains(&row)) {
+            let [a, b, row, pivot] = self.sentence_keys[i as usize];
+            let keys = [a, b, row, pivot];
+            let present = |k: &u64| *k != 0 || [a, b].contains(k);
+            if keys.iter().filter(|k| present(k)).any(|k| seen.contains(k)) {
                 continue;
             }
-            seen.insert(a);
-            seen.insert(b);
-            if row != 0 {
-                seen.insert(row);
-            }
+            seen.extend(keys.iter().filter(|k| present(k)));
             batch.push(i);
         }
         self.state.batches += 1;
@@ -250,12 +248,18 @@ pub fn temperature_weights(sizes: &[usize], alpha: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The duplicate-check keys of a pair: its two sentences and its N-way row (0 = none).
-pub fn pair_keys(pair: &crate::data::TranslationPair) -> [u64; 3] {
+/// The duplicate-check keys of a pair: its two sentences, its N-way row and, for a
+/// non-pivot pair, its row's pivot segment (which the teacher embeds as its target; 0 =
+/// none for the last two). Two pairs sharing any key never share a batch.
+pub type PairKeys = [u64; 4];
+
+/// [`PairKeys`] of `pair`.
+pub fn pair_keys(pair: &crate::data::TranslationPair) -> PairKeys {
     let row = pair.row.map_or(0, |r| {
         mix_seed(&[0x0072_6f77, pair.source as u64, r as u64]) | 1
     });
-    [sentence_key(&pair.src), sentence_key(&pair.tgt), row]
+    let pivot = pair.pivot.as_deref().map_or(0, sentence_key);
+    [sentence_key(&pair.src), sentence_key(&pair.tgt), row, pivot]
 }
 
 /// A 64-bit FNV-1a hash of a sentence (a key for duplicate checks).
@@ -287,6 +291,7 @@ mod tests {
                 keys.push([
                     sentence_key(&format!("src {l} {j}")),
                     sentence_key(&format!("tgt {tgt}")),
+                    0,
                     0,
                 ]);
             }
@@ -320,10 +325,52 @@ mod tests {
         assert_eq!(tgts.len(), 7);
     }
 
+    /// A non-pivot pair never shares a batch with a pair whose target (or pivot) is the
+    /// same pivot-language text, though their rows differ (the teacher would give both
+    /// the same vector): keys from real pairs through [`pair_keys`].
+    #[test]
+    fn pairs_sharing_a_pivot_text_never_share_a_batch() {
+        let pair =
+            |src: &str, tgt: &str, row: u32, pivot: Option<&str>| crate::data::TranslationPair {
+                src: src.into(),
+                tgt: tgt.into(),
+                src_lang: 1,
+                tgt_lang: 2,
+                source: 0,
+                row: Some(row),
+                pivot: pivot.map(String::from),
+            };
+        let pairs = [
+            pair("Hallo Welt", "Hello world", 1, None),
+            pair("Hallo Welt!", "Bonjour le monde", 2, Some("Hello world")),
+            pair("Guten Tag", "Good day", 3, None),
+        ];
+        let keys: Vec<PairKeys> = pairs.iter().map(pair_keys).collect();
+        assert_eq!(keys[1][3], sentence_key("Hello world"));
+        assert_eq!(keys[0][3], 0);
+        let mut s = BatchSampler::new(
+            vec![vec![0, 1, 2]],
+            keys,
+            &SamplingConfig {
+                alpha: 1.0,
+                seed: 5,
+            },
+        )
+        .unwrap();
+        for _ in 0..20 {
+            let b = s.next_batch(3);
+            assert_eq!(b.len(), 2, "{b:?}");
+            assert!(
+                b.contains(&2) && !(b.contains(&0) && b.contains(&1)),
+                "{b:?}"
+            );
+        }
+    }
+
     #[test]
     fn rows_and_source_weights() {
         // Two pairs of one N-way row (different strings) never share a batch.
-        let keys = vec![[1, 2, 7], [3, 4, 7], [5, 6, 0]];
+        let keys = vec![[1, 2, 7, 0], [3, 4, 7, 0], [5, 6, 0, 0]];
         let mut s = BatchSampler::new(
             vec![vec![0, 1, 2]],
             keys.clone(),
@@ -341,7 +388,7 @@ mod tests {
         // Source 0 has one big language, source 1 two small ones; weights 1 : 3.
         let mut keys = Vec::new();
         for i in 0..1300u64 {
-            keys.push([2 * i + 1, 2 * i + 2, 0]);
+            keys.push([2 * i + 1, 2 * i + 2, 0, 0]);
         }
         let groups = vec![
             (0u16, (0..1000).collect::<Vec<u32>>()),

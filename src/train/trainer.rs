@@ -119,7 +119,8 @@ impl<'a> Trainer<'a> {
         }
         let (src_tokens, tgt_tokens) =
             tokenize_pairs(&mut encoder, &train_set, config.model.train_max_tokens)?;
-        let keys: Vec<[u64; 3]> = train_set.pairs.iter().map(pair_keys).collect();
+        let keys: Vec<crate::data::sampler::PairKeys> =
+            train_set.pairs.iter().map(pair_keys).collect();
         let mut sampler = batch_sampler(&config.data, &train_set, keys)?;
 
         let vocab_size = encoder.tokenizer().vocab_size();

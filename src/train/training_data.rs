@@ -17,7 +17,7 @@ use crate::tokenizer::TokenStore;
 pub fn batch_sampler(
     data: &DataConfig,
     train_set: &ParallelCorpus,
-    keys: Vec<[u64; 3]>,
+    keys: Vec<crate::data::sampler::PairKeys>,
 ) -> Result<BatchSampler> {
     if data.sources.iter().all(|s| s.weight().is_none()) {
         return BatchSampler::new(train_set.pairs_by_language(), keys, &data.sampling);
