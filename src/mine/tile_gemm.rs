@@ -36,13 +36,25 @@ impl TileGemm {
         static CHOSEN: OnceLock<TileGemm> = OnceLock::new();
         *CHOSEN.get_or_init(|| {
             let wanted = std::env::var("LASE_KNN_GEMM").unwrap_or_default();
+            let automatic = if avx512_available() && !vendor_is_intel() {
+                TileGemm::Avx512
+            } else {
+                TileGemm::Blas
+            };
             let choice = match wanted.as_str() {
+                "" | "auto" => automatic,
                 "blas" => TileGemm::Blas,
                 "avx512" if avx512_available() => TileGemm::Avx512,
-                _ if avx512_available() && !vendor_is_intel() && wanted != "avx512" => {
-                    TileGemm::Avx512
+                "avx512" => {
+                    tracing::warn!("LASE_KNN_GEMM=avx512 but this CPU has no AVX-512F: blas");
+                    TileGemm::Blas
                 }
-                _ => TileGemm::Blas,
+                other => {
+                    tracing::warn!(
+                        "LASE_KNN_GEMM={other:?} is not one of auto, blas, avx512: {automatic:?}"
+                    );
+                    automatic
+                }
             };
             tracing::debug!(
                 kernel = ?choice,
