@@ -26,7 +26,7 @@ pub struct AutoPrecisionBudget {
     /// Lowest worst-case cosine, over the probe sentences, between the candidate's
     /// vectors and float32's. 0.95: all-MiniLM-L6-v2 in bf16 has a worst cosine of 0.9998
     /// over 4,000 sentences; lase-base and lase-mini in bf16 keep FLORES and Tatoeba P@1
-    /// within 0.07 of float32 on AVX512-BF16 and AMX CPUs (docs/benchmarks.md, "Inference
+    /// within 0.12 of float32 on AVX512-BF16 and AMX CPUs (docs/benchmarks.md, "Inference
     /// precision and retrieval").
     pub min_cosine: f64,
 }
