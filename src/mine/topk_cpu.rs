@@ -168,41 +168,102 @@ fn tile_product(tile: &mut [f32], xq: &[f32], nq: usize, yk: &[f32], nk: usize, 
     }
 }
 
-/// A query-tile packing when this CPU's tiles come from lase's AVX-512 kernel
-/// ([`TileGemm::for_this_cpu`]); `None` when libtorch's product computes them.
-fn packed_queries(dim: usize) -> Option<PackedQueries> {
-    (TileGemm::for_this_cpu() == TileGemm::Avx512).then(|| PackedQueries::new(QUERY_TILE, dim))
+/// A worker's tile buffer and, when this CPU's tiles come from lase's AVX-512 kernel
+/// ([`TileGemm::for_this_cpu`]), its packing of the current query tile.
+struct TileWorker {
+    tile: Vec<f32>,
+    packed: Option<PackedQueries>,
 }
 
-/// A key-major tile of scores (`scores[j * stride + r]` = ⟨y_j, x_r⟩) from
-/// [`tile_gemm::key_major_tile`], scanned key by key: each query's list still meets the
-/// keys in ascending order and each key's list the queries in ascending order, so ties
-/// resolve as in the query-major scan.
-struct KeyMajorTile<'a> {
-    scores: &'a [f32],
-    stride: usize,
-    queries: usize,
-    keys: usize,
-}
-
-impl KeyMajorTile<'_> {
-    fn key_row(&self, j: usize) -> &[f32] {
-        &self.scores[j * self.stride..j * self.stride + self.queries]
+impl TileWorker {
+    fn new(dim: usize) -> Self {
+        Self {
+            tile: vec![0f32; QUERY_TILE * KEY_TILE],
+            packed: (TileGemm::for_this_cpu() == TileGemm::Avx512)
+                .then(|| PackedQueries::new(QUERY_TILE, dim)),
+        }
     }
 
+    /// Prepares the query tile `xq` (`nq` rows) for the products that follow.
+    fn start_queries(&mut self, xq: &[f32], nq: usize) {
+        if let Some(packed) = self.packed.as_mut() {
+            packed.pack(xq, nq);
+        }
+    }
+
+    /// The scores of the query tile given to [`Self::start_queries`] against `yk` (`nk`
+    /// rows of `dim` floats).
+    fn product(&mut self, xq: &[f32], nq: usize, yk: &[f32], nk: usize, dim: usize) -> Tile<'_> {
+        match self.packed.as_ref() {
+            Some(packed) => {
+                tile_gemm::key_major_tile(packed, yk, nk, &mut self.tile);
+                Tile::KeyMajor {
+                    scores: &self.tile,
+                    stride: packed.stride(),
+                    queries: nq,
+                    keys: nk,
+                }
+            }
+            None => {
+                tile_product(&mut self.tile, xq, nq, yk, nk, dim);
+                Tile::QueryMajor {
+                    scores: &self.tile[..nq * nk],
+                    keys: nk,
+                }
+            }
+        }
+    }
+}
+
+/// One tile of scores, in the layout its product wrote. Either scan offers each query's
+/// list the keys in ascending order and each key's list the queries in ascending order,
+/// so ties resolve the same way in both layouts.
+enum Tile<'a> {
+    /// libtorch's product: `scores[r * keys + j]` = ⟨x_r, y_j⟩.
+    QueryMajor { scores: &'a [f32], keys: usize },
+    /// [`tile_gemm::key_major_tile`]: `scores[j * stride + r]` = ⟨y_j, x_r⟩.
+    KeyMajor {
+        scores: &'a [f32],
+        stride: usize,
+        queries: usize,
+        keys: usize,
+    },
+}
+
+impl Tile<'_> {
     /// Offers every score to the queries' lists (`rows`, local indices); key `j` of the
     /// tile is numbered `first_key + j`.
     fn offer_to_queries(&self, first_key: usize, rows: &mut TopKLists) {
-        let mut thresholds: Vec<f32> = (0..self.queries).map(|r| rows.threshold(r)).collect();
-        for j in 0..self.keys {
-            let row = self.key_row(j);
-            if !any_above(row, &thresholds) {
-                continue;
+        match *self {
+            Tile::QueryMajor { scores, keys } => {
+                for (r, row) in scores.chunks_exact(keys).enumerate() {
+                    let mut threshold = rows.threshold(r);
+                    for (c, &s) in row.iter().enumerate() {
+                        if s > threshold {
+                            rows.insert(r, s, (first_key + c) as i64);
+                            threshold = rows.threshold(r);
+                        }
+                    }
+                }
             }
-            for (r, &s) in row.iter().enumerate() {
-                if s > thresholds[r] {
-                    rows.insert(r, s, (first_key + j) as i64);
-                    thresholds[r] = rows.threshold(r);
+            Tile::KeyMajor {
+                scores,
+                stride,
+                queries,
+                keys,
+            } => {
+                let mut thresholds: Vec<f32> = (0..queries).map(|r| rows.threshold(r)).collect();
+                for j in 0..keys {
+                    let row = &scores[j * stride..j * stride + queries];
+                    if !any_above(row, &thresholds) {
+                        continue;
+                    }
+                    for (r, &s) in row.iter().enumerate() {
+                        if s > thresholds[r] {
+                            rows.insert(r, s, (first_key + j) as i64);
+                            thresholds[r] = rows.threshold(r);
+                        }
+                    }
                 }
             }
         }
@@ -213,23 +274,46 @@ impl KeyMajorTile<'_> {
     /// `origin`.
     fn offer_both_ways(&self, origin: (usize, usize), rows: &mut TopKLists, cols: &mut TopKLists) {
         let (xs, ys) = origin;
-        let mut thresholds: Vec<f32> = (0..self.queries).map(|r| rows.threshold(r)).collect();
-        for j in 0..self.keys {
-            let row = self.key_row(j);
-            let key = ys + j;
-            let mut key_threshold = cols.threshold(key);
-            let best = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            if best <= key_threshold && !any_above(row, &thresholds) {
-                continue;
-            }
-            for (r, &s) in row.iter().enumerate() {
-                if s > thresholds[r] {
-                    rows.insert(r, s, key as i64);
-                    thresholds[r] = rows.threshold(r);
+        match *self {
+            Tile::QueryMajor { scores, keys } => {
+                for (r, row) in scores.chunks_exact(keys).enumerate() {
+                    let mut row_threshold = rows.threshold(r);
+                    for (c, &s) in row.iter().enumerate() {
+                        if s > row_threshold {
+                            rows.insert(r, s, (ys + c) as i64);
+                            row_threshold = rows.threshold(r);
+                        }
+                        if s > cols.threshold(ys + c) {
+                            cols.insert(ys + c, s, (xs + r) as i64);
+                        }
+                    }
                 }
-                if s > key_threshold {
-                    cols.insert(key, s, (xs + r) as i64);
-                    key_threshold = cols.threshold(key);
+            }
+            Tile::KeyMajor {
+                scores,
+                stride,
+                queries,
+                keys,
+            } => {
+                let mut thresholds: Vec<f32> = (0..queries).map(|r| rows.threshold(r)).collect();
+                for j in 0..keys {
+                    let row = &scores[j * stride..j * stride + queries];
+                    let key = ys + j;
+                    let mut key_threshold = cols.threshold(key);
+                    let best = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                    if best <= key_threshold && !any_above(row, &thresholds) {
+                        continue;
+                    }
+                    for (r, &s) in row.iter().enumerate() {
+                        if s > thresholds[r] {
+                            rows.insert(r, s, key as i64);
+                            thresholds[r] = rows.threshold(r);
+                        }
+                        if s > key_threshold {
+                            cols.insert(key, s, (xs + r) as i64);
+                            key_threshold = cols.threshold(key);
+                        }
+                    }
                 }
             }
         }
@@ -282,8 +366,7 @@ impl RunningTopK {
         let work = || {
             tch::set_num_threads(1);
             let _no_grad = tch::no_grad_guard();
-            let mut tile = vec![0f32; QUERY_TILE * KEY_TILE];
-            let mut packed = packed_queries(x.cols);
+            let mut worker = TileWorker::new(x.cols);
             while let Some((xs, xe)) = queue.claim() {
                 let nq = xe - xs;
                 let mut rows = TopKLists::new(nq, k);
@@ -293,36 +376,14 @@ impl RunningTopK {
                     rows.indices.copy_from_slice(&lists.indices[xs * k..xe * k]);
                 }
                 let xq = &x.data[xs * x.cols..xe * x.cols];
-                if let Some(packed) = packed.as_mut() {
-                    packed.pack(xq, nq);
-                }
+                worker.start_queries(xq, nq);
                 for t in 0..key_tiles {
                     let ys = t * KEY_TILE;
                     let ye = (ys + KEY_TILE).min(y.rows);
-                    let nk = ye - ys;
                     let yk = &y.data[ys * y.cols..ye * y.cols];
-                    if let Some(packed) = packed.as_ref() {
-                        tile_gemm::key_major_tile(packed, yk, nk, &mut tile);
-                        let keys = KeyMajorTile {
-                            scores: &tile,
-                            stride: packed.stride(),
-                            queries: nq,
-                            keys: nk,
-                        };
-                        keys.offer_to_queries(offset + ys, &mut rows);
-                        continue;
-                    }
-                    tile_product(&mut tile, xq, nq, yk, nk, x.cols);
-                    for r in 0..nq {
-                        let row = &tile[r * nk..(r + 1) * nk];
-                        let mut threshold = rows.threshold(r);
-                        for (c, &s) in row.iter().enumerate() {
-                            if s > threshold {
-                                rows.insert(r, s, (offset + ys + c) as i64);
-                                threshold = rows.threshold(r);
-                            }
-                        }
-                    }
+                    worker
+                        .product(xq, nq, yk, ye - ys, x.cols)
+                        .offer_to_queries(offset + ys, &mut rows);
                 }
                 let mut lists = shared.lock().expect("no worker panicked");
                 lists.scores[xs * k..xe * k].copy_from_slice(&rows.scores);
@@ -390,31 +451,6 @@ unsafe fn view(ptr: *const f32, rows: usize, cols: usize) -> Tensor {
     }
 }
 
-/// Offers every score of a query-tile x key-tile product (`nk` columns a row; the tile's
-/// first query and key rows at `origin`) to the tile's query rows (`rows`, local indices)
-/// and to the key columns' lists (`cols`, global indices).
-fn offer_tile_both_ways(
-    tile: &[f32],
-    nk: usize,
-    origin: (usize, usize),
-    rows: &mut TopKLists,
-    cols: &mut TopKLists,
-) {
-    let (xs, ys) = origin;
-    for (r, row) in tile.chunks_exact(nk).enumerate() {
-        let mut row_threshold = rows.threshold(r);
-        for (c, &s) in row.iter().enumerate() {
-            if s > row_threshold {
-                rows.insert(r, s, (ys + c) as i64);
-                row_threshold = rows.threshold(r);
-            }
-            if s > cols.threshold(ys + c) {
-                cols.insert(ys + c, s, (xs + r) as i64);
-            }
-        }
-    }
-}
-
 /// Both directions' k-NN on CPU with `workers` threads. `kx`, `ky` are already capped at
 /// the corpus sizes.
 pub fn knn_both_ways_cpu(
@@ -440,33 +476,21 @@ pub fn knn_both_ways_cpu(
         tch::set_num_threads(1);
         let _no_grad = tch::no_grad_guard();
         let mut cols = TopKLists::new(y.rows, ky);
-        let mut tile = vec![0f32; QUERY_TILE * KEY_TILE];
-        let mut packed = packed_queries(x.cols);
+        let mut worker = TileWorker::new(x.cols);
         while let Some((xs, xe)) = queue.claim() {
             let nq = xe - xs;
             let mut rows = TopKLists::new(nq, kx);
             let xq = &x.data[xs * x.cols..xe * x.cols];
-            if let Some(packed) = packed.as_mut() {
-                packed.pack(xq, nq);
-            }
+            worker.start_queries(xq, nq);
             for t in 0..key_tiles {
                 let ys = t * KEY_TILE;
                 let ye = (ys + KEY_TILE).min(y.rows);
-                let nk = ye - ys;
                 let yk = &y.data[ys * y.cols..ye * y.cols];
-                if let Some(packed) = packed.as_ref() {
-                    tile_gemm::key_major_tile(packed, yk, nk, &mut tile);
-                    let keys = KeyMajorTile {
-                        scores: &tile,
-                        stride: packed.stride(),
-                        queries: nq,
-                        keys: nk,
-                    };
-                    keys.offer_both_ways((xs, ys), &mut rows, &mut cols);
-                } else {
-                    tile_product(&mut tile, xq, nq, yk, nk, x.cols);
-                    offer_tile_both_ways(&tile[..nq * nk], nk, (xs, ys), &mut rows, &mut cols);
-                }
+                worker.product(xq, nq, yk, ye - ys, x.cols).offer_both_ways(
+                    (xs, ys),
+                    &mut rows,
+                    &mut cols,
+                );
                 let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Ok(mut p) = progress.try_lock() {
                     p(d, total);
@@ -555,7 +579,11 @@ mod tests {
                 key_major[j * stride + r] = scores[r * nk + j];
             }
         }
-        let tile = KeyMajorTile {
+        let query_major = Tile::QueryMajor {
+            scores: &scores,
+            keys: nk,
+        };
+        let key_major = Tile::KeyMajor {
             scores: &key_major,
             stride,
             queries: nq,
@@ -563,9 +591,9 @@ mod tests {
         };
         let origin = (100, 1000);
         let (mut rows_a, mut cols_a) = (TopKLists::new(nq, k), TopKLists::new(1000 + nk, k));
-        offer_tile_both_ways(&scores, nk, origin, &mut rows_a, &mut cols_a);
+        query_major.offer_both_ways(origin, &mut rows_a, &mut cols_a);
         let (mut rows_b, mut cols_b) = (TopKLists::new(nq, k), TopKLists::new(1000 + nk, k));
-        tile.offer_both_ways(origin, &mut rows_b, &mut cols_b);
+        key_major.offer_both_ways(origin, &mut rows_b, &mut cols_b);
         assert_eq!(rows_a.indices, rows_b.indices);
         assert_eq!(rows_a.scores, rows_b.scores);
         assert_eq!(cols_a.indices, cols_b.indices);
@@ -577,10 +605,12 @@ mod tests {
                 .all(|&j| (1000..1000 + nk as i64).contains(&j))
         );
 
-        let mut rows_c = TopKLists::new(nq, k);
-        tile.offer_to_queries(1000, &mut rows_c);
-        assert_eq!(rows_c.indices, rows_a.indices);
-        assert_eq!(rows_c.scores, rows_a.scores);
+        for tile in [&query_major, &key_major] {
+            let mut rows_c = TopKLists::new(nq, k);
+            tile.offer_to_queries(1000, &mut rows_c);
+            assert_eq!(rows_c.indices, rows_a.indices);
+            assert_eq!(rows_c.scores, rows_a.scores);
+        }
     }
 
     /// Queries and keys cut into pieces of 1, 2 and odd sizes (tiles of one row or one
