@@ -224,13 +224,17 @@ impl BatchSampler {
             attempts += 1;
             let l = self.state.rng.weighted_index(&self.cumulative);
             let i = self.next_of(l);
-            let [a, b, row, pivot] = self.sentence_keys[i as usize];
-            let keys = [a, b, row, pivot];
-            let present = |k: &u64| *k != 0 || [a, b].contains(k);
-            if keys.iter().filter(|k| present(k)).any(|k| seen.contains(k)) {
+            let [src, tgt, row, pivot] = self.sentence_keys[i as usize];
+            // The two sentences always; the row and the pivot segment where there is one.
+            let keys = || {
+                [src, tgt]
+                    .into_iter()
+                    .chain([row, pivot].into_iter().filter(|&k| k != 0))
+            };
+            if keys().any(|k| seen.contains(&k)) {
                 continue;
             }
-            seen.extend(keys.iter().filter(|k| present(k)));
+            seen.extend(keys());
             batch.push(i);
         }
         self.state.batches += 1;
@@ -325,6 +329,16 @@ mod tests {
         assert_eq!(tgts.len(), 7);
     }
 
+    /// A sampler over one language holding pairs 0, 1 and 2 with these keys.
+    fn one_language(keys: Vec<PairKeys>, seed: u64) -> BatchSampler {
+        BatchSampler::new(
+            vec![vec![0, 1, 2]],
+            keys,
+            &SamplingConfig { alpha: 1.0, seed },
+        )
+        .unwrap()
+    }
+
     /// A non-pivot pair never shares a batch with a pair whose target (or pivot) is the
     /// same pivot-language text, though their rows differ (the teacher would give both
     /// the same vector): keys from real pairs through [`pair_keys`].
@@ -348,15 +362,7 @@ mod tests {
         let keys: Vec<PairKeys> = pairs.iter().map(pair_keys).collect();
         assert_eq!(keys[1][3], sentence_key("Hello world"));
         assert_eq!(keys[0][3], 0);
-        let mut s = BatchSampler::new(
-            vec![vec![0, 1, 2]],
-            keys,
-            &SamplingConfig {
-                alpha: 1.0,
-                seed: 5,
-            },
-        )
-        .unwrap();
+        let mut s = one_language(keys, 5);
         for _ in 0..20 {
             let b = s.next_batch(3);
             assert_eq!(b.len(), 2, "{b:?}");
@@ -371,15 +377,7 @@ mod tests {
     fn rows_and_source_weights() {
         // Two pairs of one N-way row (different strings) never share a batch.
         let keys = vec![[1, 2, 7, 0], [3, 4, 7, 0], [5, 6, 0, 0]];
-        let mut s = BatchSampler::new(
-            vec![vec![0, 1, 2]],
-            keys.clone(),
-            &SamplingConfig {
-                alpha: 1.0,
-                seed: 3,
-            },
-        )
-        .unwrap();
+        let mut s = one_language(keys, 3);
         for _ in 0..20 {
             let b = s.next_batch(3);
             assert_eq!(b.len(), 2, "{b:?}");
