@@ -32,6 +32,9 @@ fn main() {
         .flag("-D_GLIBCXX_USE_CXX11_ABI=1")
         .flag("-DGLOG_USE_GLOG_EXPORT")
         .flag_if_supported("-Wno-unused-parameter")
+        // `#pragma omp simd` only (vectorised loops in csrc/int8_linear.cpp; no OpenMP
+        // runtime is linked by this flag).
+        .flag("-fopenmp-simd")
         .file("csrc/int8_linear.cpp")
         .file("csrc/packed_linear.cpp")
         .compile("lase_torch_ops");

@@ -2,7 +2,7 @@
 On CPU the peers include sentence-transformers' own ONNX Runtime backend, f32 and dynamic
 int8 (its quantised export for this CPU's widest kernels), and OpenVINO where optimum-intel
 is installed (--no-peers: the PyTorch backend only). lase runs f32 (its default), int8
-(--precision int8: dynamic int8 linear layers) and, on CPUs with AVX512-BF16 or AMX, bf16.
+(--precision int8: int8 linear layers, activations quantised per token) and, on CPUs with AVX512-BF16 or AMX, bf16.
 
 4,000 real English sentences (FLORES-200 devtest eng, TICO-19 test English, then
 Tatoeba training English to fill), all-MiniLM-L6-v2, 2 CPU threads. Each engine runs in
@@ -308,7 +308,7 @@ def main():
     # Ablation: one batch at a time on all threads, sentence-count batches only.
     for b in (32, 128):
         lase(b, "f32", "lase, 1 worker, no token budget", ["--workers", "1", "--max-batch-tokens", "1000000"])
-    # Dynamic int8 linear layers (libtorch's FBGEMM kernels), like with like against ONNX int8.
+    # int8 linear layers (per-token activation scales, libtorch's _int_mm), like with like against ONNX int8.
     lase(32, "int8")
     if fast_bf16:
         lase(32, "bf16")

@@ -81,20 +81,29 @@ pub fn resolve_device(choice: DeviceChoice) -> Result<Device> {
     }
 }
 
+/// The CPU's feature flags as /proc/cpuinfo lists them (empty where it cannot be read).
+pub fn cpu_flags() -> Vec<String> {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("flags"))
+                .map(|l| l.split_whitespace().skip(2).map(String::from).collect())
+        })
+        .unwrap_or_default()
+}
+
 /// Whether the CPU has native bfloat16 matrix instructions (AVX512-BF16 or AMX), without
 /// which libtorch's bf16 kernels are slower than float32.
 pub fn cpu_has_fast_bf16() -> bool {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .map(|info| {
-            info.lines()
-                .find(|l| l.starts_with("flags"))
-                .is_some_and(|flags| {
-                    flags
-                        .split_whitespace()
-                        .any(|f| f == "avx512_bf16" || f == "amx_bf16")
-                })
-        })
-        .unwrap_or(false)
+    has_fast_bf16(&cpu_flags())
+}
+
+/// [`cpu_has_fast_bf16`] for a given list of flags.
+pub fn has_fast_bf16<S: AsRef<str>>(flags: &[S]) -> bool {
+    flags
+        .iter()
+        .any(|f| matches!(f.as_ref(), "avx512_bf16" | "amx_bf16"))
 }
 
 /// Sets libtorch's intra-op thread count (0 keeps libtorch's default: one per core).

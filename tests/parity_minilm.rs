@@ -102,9 +102,10 @@ fn bfloat16_stays_close_to_float32() {
     assert_parity(&vectors, &reference, &sentences, 0.999, "bf16");
 }
 
-/// Dynamic int8 linear layers (src/model/int8.rs): close to PyTorch's float32 vectors,
-/// measurably not float32 (the int8 kernels really ran), and switching back restores the
-/// exact float32 forward pass. Training refuses int8.
+/// Int8 linear layers (src/model/int8.rs): close to PyTorch's float32 vectors, measurably
+/// not float32 (the int8 kernels really ran), the same for a sentence alone as in a batch
+/// of 16 up to int8's rounding (activations are quantised per token, not per batch), and
+/// switching back restores the exact float32 forward pass. Training refuses int8.
 #[test]
 fn int8_stays_close_to_float32_and_switches_back_exactly() {
     let Some(dir) = teacher_dir() else { return };
@@ -130,8 +131,31 @@ fn int8_stays_close_to_float32_and_switches_back_exactly() {
         worst < 0.9999,
         "int8 vectors equal float32's: the int8 kernels did not run"
     );
-    assert!(mean > 0.975, "int8 mean cosine {mean}");
-    assert_parity(&int8, &reference, &sentences, 0.95, "int8");
+    assert!(mean > 0.99, "int8 mean cosine {mean}");
+    assert_parity(&int8, &reference, &sentences, 0.97, "int8");
+    // Alone vs in its batch of 16. With one activation scale per token no sentence sets
+    // another's scale; what remains is the float32 attention's last bits, which differ
+    // with the padded length and can tip a rounding to int8 in a later layer (bf16
+    // rounds the same way, at its finer step). Measured on this CPU: per token mean
+    // cosine 0.9996, worst 0.994-0.995 (the emoji line); one scale per call (lase before
+    // 2026-11-25, as PyTorch's and ONNX Runtime's dynamic int8) mean 0.9899, worst 0.962.
+    let alone: Vec<f64> = sentences
+        .iter()
+        .enumerate()
+        .map(|(i, sentence)| {
+            let alone = rows(&model.encode(std::slice::from_ref(sentence), 1).unwrap());
+            cosine(&alone[0], &int8_rows[i])
+        })
+        .collect();
+    let alone_worst = alone.iter().cloned().fold(1.0, f64::min);
+    let alone_mean = alone.iter().sum::<f64>() / alone.len() as f64;
+    println!(
+        "int8, each sentence alone vs in its batch: worst cosine {alone_worst:.5}, mean {alone_mean:.6}"
+    );
+    assert!(
+        alone_mean > 0.999 && alone_worst > 0.99,
+        "a sentence's int8 vector depends on its batch: mean cosine {alone_mean}, worst {alone_worst}"
+    );
     model.set_precision(Precision::F32).unwrap();
     assert!(model.encode(&sentences, 16).unwrap().equal(&float));
     let err = model.set_mixed_precision(Precision::Int8).unwrap_err();

@@ -32,13 +32,13 @@ impl std::str::FromStr for PrecisionChoice {
 
 #[derive(Args, Clone, Debug)]
 pub struct PrecisionArgs {
-    /// Numeric precision of the forward pass: auto (default: bf16 on CPUs with AMX or
-    /// AVX512-BF16 where the model's vectors stay within cosine 0.95 of f32 on 32 probe
-    /// sentences, else f32; prints what it picked and why), f32 (exact), bf16 (bfloat16
-    /// products), int8 (dynamic int8 linear layers through libtorch's FBGEMM kernels; CPU
-    /// only; one activation scale per batch, so a vector depends on its batch). On
-    /// AVX512-BF16/AMX CPUs bf16 kept FLORES and Tatoeba P@1 within 0.07 of f32, int8
-    /// within 0.25 (docs/benchmarks.md, "Inference precision and retrieval").
+    /// Numeric precision of the forward pass: auto (default: bf16 on CPUs with AMX, int8
+    /// on CPUs with VNNI and no AMX, bf16 on other AVX512-BF16 CPUs, else f32, each only
+    /// where the model's vectors stay within cosine 0.95 of f32 on 32 probe sentences;
+    /// prints what it picked and why), f32 (exact), bf16 (bfloat16 products), int8 (int8
+    /// linear layers, activations quantised per token; CPU only). bf16 kept FLORES and
+    /// Tatoeba P@1 within 0.12 of f32, int8 within 0.5 (docs/benchmarks.md, "Inference
+    /// precision and retrieval", "int8 with one scale per token").
     #[arg(long, default_value = "auto")]
     pub precision: PrecisionChoice,
 }

@@ -1,16 +1,22 @@
 //! `--precision auto`: the fastest precision this machine runs well that keeps the
 //! model's vectors within an accuracy budget of float32, checked on the model itself.
 //!
-//! The candidate comes from the hardware: on a CPU with AVX512-BF16 or AMX, bf16 (native
-//! bfloat16 products); on a GPU or any other CPU, float32. int8 is never the automatic
-//! choice: its activations are quantised with one scale per forward pass
-//! (src/model/int8.rs), so a sentence's vector depends on the sentences it shares a batch
-//! with (in `lase serve`, on other users' requests), and its speed and accuracy on
-//! AVX2-only CPUs are not measured; `--precision int8` opts in. The candidate is then checked
-//! on this model: 32 sentences in 16 languages (probe_sentences.txt, written for this
-//! check, in no test set) are encoded in float32 and in the candidate, and the candidate
-//! is kept only if the worst cosine between the two is at least
-//! [`AutoPrecisionBudget::min_cosine`]. Otherwise float32 runs, and the reason says so.
+//! The candidate comes from the hardware, by what was measured on the project's CPU kinds
+//! (docs/benchmarks.md, "int8 with one scale per token"):
+//! - AMX (Intel Xeon): bf16, whose AMX products encoded all-MiniLM-L6-v2 faster than int8
+//!   there (1404.0 vs 1015.5 sentences/s on 2 cores);
+//! - otherwise AVX512-VNNI or AVX-VNNI (int8 dot products): int8, whose activations are
+//!   quantised per token (src/model/int8.rs), so no sentence sets another's scale; on the
+//!   AVX-512 EPYC (VNNI and AVX512-BF16, no AMX) it encoded faster than bf16 and kept
+//!   Tatoeba and FLORES P@1 within the issue's 0.5 of float32;
+//! - otherwise AVX512-BF16: bf16;
+//! - otherwise (AVX2-only CPUs, where int8's speed is not measured) and on a GPU: float32.
+//!
+//! The candidate is then checked on this model: 32 sentences in 16 languages
+//! (probe_sentences.txt, written for this check, in no test set) are encoded in float32
+//! and in the candidate, and the candidate is kept only if the worst cosine between the
+//! two is at least [`AutoPrecisionBudget::min_cosine`]. Otherwise float32 runs, and the
+//! reason says so.
 
 use tch::Device;
 
@@ -25,9 +31,10 @@ pub const PROBE_SENTENCES: &str = include_str!("probe_sentences.txt");
 pub struct AutoPrecisionBudget {
     /// Lowest worst-case cosine, over the probe sentences, between the candidate's
     /// vectors and float32's. 0.95: all-MiniLM-L6-v2 in bf16 has a worst cosine of 0.9998
-    /// over 4,000 sentences; lase-base and lase-mini in bf16 keep FLORES and Tatoeba P@1
-    /// within 0.12 of float32 on AVX512-BF16 and AMX CPUs (docs/benchmarks.md, "Inference
-    /// precision and retrieval").
+    /// over 4,000 sentences, in int8 0.989 over 400 (lase-base likewise); lase-base and
+    /// lase-mini keep FLORES and Tatoeba P@1 within 0.12 of float32 in bf16 on AVX512-BF16
+    /// and AMX CPUs, and within 0.5 in int8 (docs/benchmarks.md, "Inference precision and
+    /// retrieval" and "int8 with one scale per token").
     pub min_cosine: f64,
 }
 
@@ -52,12 +59,27 @@ pub fn hardware_candidate(device: Device) -> (Precision, &'static str) {
             "GPU: float32 (bf16 is not checked as a default there yet)",
         );
     }
-    if crate::runtime::cpu_has_fast_bf16() {
-        return (Precision::Bf16, "the CPU has AVX512-BF16 or AMX");
+    cpu_candidate(&crate::runtime::cpu_flags())
+}
+
+/// [`hardware_candidate`] for a CPU with these /proc/cpuinfo flags.
+pub fn cpu_candidate<S: AsRef<str>>(flags: &[S]) -> (Precision, &'static str) {
+    let has = |name: &str| flags.iter().any(|f| f.as_ref() == name);
+    if has("amx_bf16") {
+        return (Precision::Bf16, "the CPU has AMX");
+    }
+    if has("avx512_vnni") || has("avx_vnni") {
+        return (
+            Precision::Int8,
+            "the CPU has VNNI int8 dot products and no AMX",
+        );
+    }
+    if crate::runtime::has_fast_bf16(flags) {
+        return (Precision::Bf16, "the CPU has AVX512-BF16");
     }
     (
         Precision::F32,
-        "the CPU has neither AVX512-BF16 nor AMX (int8 is never automatic: --precision int8 opts in)",
+        "the CPU has neither AMX, VNNI nor AVX512-BF16",
     )
 }
 
@@ -121,5 +143,38 @@ pub fn set_auto_precision(
                 budget.min_cosine
             ),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(list: &str) -> Vec<&str> {
+        list.split_whitespace().collect()
+    }
+
+    #[test]
+    fn each_measured_cpu_kind_gets_its_fastest_precision() {
+        // The AVX-512 and AMX flags of the project's three CPU kinds (/proc/cpuinfo).
+        let amx_xeon = flags(
+            "avx2 avx512f avx512bw avx512vl avx512_bf16 avx512_vnni avx_vnni amx_bf16 amx_tile amx_int8",
+        );
+        let avx512_epyc = flags("avx2 avx512f avx512bw avx512vl avx_vnni avx512_bf16 avx512_vnni");
+        let avx2_epyc = flags("avx avx2 fma f16c");
+        assert_eq!(cpu_candidate(&amx_xeon).0, Precision::Bf16);
+        assert_eq!(cpu_candidate(&avx512_epyc).0, Precision::Int8);
+        assert_eq!(cpu_candidate(&avx2_epyc).0, Precision::F32);
+        // Unmeasured kinds follow the same order: VNNI without AMX (e.g. Ice Lake) int8,
+        // AVX512-BF16 alone bf16.
+        assert_eq!(
+            cpu_candidate(&flags("avx2 avx512f avx512_vnni")).0,
+            Precision::Int8
+        );
+        assert_eq!(
+            cpu_candidate(&flags("avx2 avx512f avx512_bf16")).0,
+            Precision::Bf16
+        );
+        assert_eq!(cpu_candidate::<&str>(&[]).0, Precision::F32);
     }
 }

@@ -1,12 +1,13 @@
-//! Dynamic int8 linear layers, as `torch.ao.quantization.quantize_dynamic` makes them:
-//! weights stored int8 (symmetric, one scale per output channel, values within +-63 so
-//! that x86's saturating int16 pair sums cannot overflow; see csrc/int8_linear.cpp),
-//! activations quantised to 8 bits per call from their own range, products in int8 with
-//! int32 sums, outputs float.
-//! The kernels are libtorch's own (FBGEMM on x86: `quantized::linear_prepack` and
-//! `quantized::linear_dynamic`), reached through csrc/int8_linear.cpp because tch binds
-//! ATen's native functions only. CPU only, inference only: the packed copy does not follow
-//! later changes to the float weights.
+//! Int8 linear layers: weights stored int8 (symmetric, one scale per output channel,
+//! values within +-63 so that x86's saturating int16 pair sums cannot overflow on CPUs
+//! without VNNI; see csrc/int8_linear.cpp), activations quantised to int8 per row (per
+//! token) at each call, products in int8 with int32 sums, outputs float.
+//! One scale per row, unlike PyTorch's and ONNX Runtime's dynamic int8 (one scale per
+//! call): a row's output depends on that row alone, so a sentence embeds to the same
+//! vector whatever it shares a batch with, and an outlier token costs precision to itself
+//! only. The product is libtorch's `_int_mm` (oneDNN's s8 x s8 -> s32 matmul), reached
+//! through csrc/int8_linear.cpp with the quantisation around it. CPU only, inference only:
+//! the int8 copy does not follow later changes to the float weights.
 
 use std::ffi::{CStr, c_char, c_void};
 use std::ptr::NonNull;
@@ -30,6 +31,32 @@ unsafe extern "C" {
         err_len: usize,
     ) -> *mut C_tensor;
     fn lase_int8_linear_free(packed: *mut c_void);
+    fn lase_int8_quantize_row(
+        x: *const f32,
+        q: *mut i8,
+        n: i64,
+        scale: *mut f32,
+        version: i32,
+    ) -> bool;
+}
+
+/// One row through one version of the int8 row quantiser (0 plain C++, 1 AVX2, 2
+/// AVX-512F): its int8 values and scale, or None where this CPU lacks the version.
+/// For tests: the forward pass always runs the widest version the CPU has.
+pub fn quantize_row_with(x: &[f32], version: i32) -> Option<(Vec<i8>, f32)> {
+    let mut q = vec![0i8; x.len()];
+    let mut scale = 0f32;
+    // SAFETY: both buffers hold x.len() elements; the C++ side writes q[..n] and *scale.
+    let ran = unsafe {
+        lase_int8_quantize_row(
+            x.as_ptr(),
+            q.as_mut_ptr(),
+            x.len() as i64,
+            &mut scale,
+            version,
+        )
+    };
+    ran.then_some((q, scale))
 }
 
 pub(super) const ERROR_BUFFER: usize = 1024;
@@ -40,16 +67,15 @@ pub(super) fn message(buffer: &[u8]) -> String {
         .unwrap_or_else(|_| "unknown libtorch error".into())
 }
 
-/// A linear layer's weights (and bias) packed for libtorch's int8 kernels.
+/// A linear layer's weights quantised to int8 (and its float bias).
 pub struct Int8Linear {
     packed: NonNull<c_void>,
     in_features: i64,
     out_features: i64,
 }
 
-// SAFETY: the handle owns a reference to libtorch's packed weights, which the kernels
-// only read (`apply_dynamic` is const); nothing else holds it, and it is freed once in
-// Drop. Concurrent forwards on one handle are what PyTorch's threads do with its modules.
+// SAFETY: the handle owns the int8 weights, their scales and the bias, which forward
+// passes only read; nothing else holds it, and it is freed once in Drop.
 unsafe impl Send for Int8Linear {}
 unsafe impl Sync for Int8Linear {}
 
@@ -154,15 +180,113 @@ mod tests {
         let got = q.forward(&x);
         assert_eq!(got.size(), [2, 5, 48]);
         let rel = f64::try_from((&got - &exact).norm() / exact.norm()).unwrap();
-        // 8-bit activations, 7-bit weights: ~1% relative error, never exact. Gaussian
-        // inputs fill the whole u8 range, so a kernel whose int16 pair sums saturate
-        // (8-bit weights with 8-bit inputs) shows here as ~11% error.
+        // 8-bit activations, 7-bit weights: ~1% relative error, never exact.
         assert!(rel < 0.03, "relative error {rel}");
         assert!(rel > 1e-5, "an int8 product cannot be exact: {rel}");
         let no_bias = Int8Linear::pack(&w, None).unwrap().forward(&x);
         let rel = f64::try_from((&no_bias - x.linear::<&Tensor>(&w, None)).norm() / exact.norm())
             .unwrap();
         assert!(rel < 0.03, "relative error without bias {rel}");
+    }
+
+    /// The quantisation written out with tensor operations: weights to +-63 per output
+    /// channel, each input row to +-127 with its own scale, integer products summed
+    /// exactly (in float64, far below 2^53), then both scales and the bias.
+    fn reference(x: &Tensor, w: &Tensor, b: &Tensor) -> Tensor {
+        let w_scale = w.abs().amax([1].as_slice(), true) / 63.0;
+        let wq = (w / &w_scale).round().clamp(-63.0, 63.0);
+        // (an all-zero row: any positive scale gives zeros)
+        let x_scale = (x.abs().amax([-1].as_slice(), true) / 127.0).clamp_min(1e-30);
+        let xq = (x / &x_scale).round().clamp(-127.0, 127.0);
+        let sums = xq
+            .to_kind(Kind::Double)
+            .matmul(&wq.to_kind(Kind::Double).tr());
+        (sums * x_scale.to_kind(Kind::Double) * w_scale.tr().to_kind(Kind::Double)
+            + b.to_kind(Kind::Double))
+        .to_kind(Kind::Float)
+    }
+
+    #[test]
+    fn quantises_each_row_with_its_own_scale() {
+        tch::manual_seed(5);
+        // Widths that are not multiples of a vector register, rows of very different
+        // ranges (one row 1,000 times another), and a row of zeros.
+        let w = Tensor::randn([37, 29], (Kind::Float, Device::Cpu));
+        let b = Tensor::randn([37], (Kind::Float, Device::Cpu));
+        let x = Tensor::randn([6, 29], (Kind::Float, Device::Cpu));
+        let _ = x.get(1).g_mul_scalar_(1000.0);
+        let _ = x.get(2).g_mul_scalar_(0.001);
+        let _ = x.get(3).zero_();
+        let q = Int8Linear::pack(&w, Some(&b)).unwrap();
+        let got = q.forward(&x);
+        let want = reference(&x, &w, &b);
+        let worst = f64::try_from(((&got - &want).abs() / (want.abs() + 1e-3)).max()).unwrap();
+        assert!(
+            worst < 1e-5,
+            "worst relative difference to the reference {worst}"
+        );
+        // The zero row gives the bias exactly.
+        assert!(
+            got.get(3).equal(&b),
+            "{:?}",
+            Vec::<f32>::try_from(got.get(3)).unwrap()
+        );
+    }
+
+    #[test]
+    fn the_row_quantisers_agree_byte_for_byte() {
+        tch::manual_seed(9);
+        let mut checked = 0;
+        // Lengths around both vector widths (8 and 16 floats, 32 per AVX2 step), rows
+        // with exact ties (k + 0.5 after scaling), zeros, one huge value.
+        for n in [1usize, 7, 8, 15, 16, 17, 31, 32, 33, 64, 383, 384, 1536] {
+            let mut rows: Vec<Vec<f32>> = (0..4)
+                .map(|_| {
+                    Vec::<f32>::try_from(Tensor::randn([n as i64], (Kind::Float, Device::Cpu)))
+                        .unwrap()
+                })
+                .collect();
+            rows.push(vec![0.0; n]);
+            rows.push(
+                (0..n)
+                    .map(|j| (j as f32 % 255.0) - 127.0 + 0.5 * (j % 2) as f32)
+                    .collect(),
+            );
+            let mut loud = rows[0].clone();
+            loud[n / 2] = 1e30;
+            rows.push(loud);
+            for x in &rows {
+                let plain = quantize_row_with(x, 0).expect("the plain version runs anywhere");
+                assert!(plain.0.iter().all(|&v| (-127..=127).contains(&v)));
+                for version in [1, 2] {
+                    if let Some(fast) = quantize_row_with(x, version) {
+                        assert_eq!(fast, plain, "version {version}, {n} values");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 0 || !is_x86_feature_detected!("avx2"));
+    }
+
+    #[test]
+    fn a_row_gives_the_same_output_in_any_batch() {
+        tch::manual_seed(7);
+        let w = Tensor::randn([64, 48], (Kind::Float, Device::Cpu));
+        let q = Int8Linear::pack(&w, None).unwrap();
+        let row = Tensor::randn([1, 48], (Kind::Float, Device::Cpu));
+        let alone = q.forward(&row);
+        // The same row beside rows with a 100x larger range (as a batch's long sentence
+        // or an outlier token would be), first and last, in batches of several sizes.
+        for others in [1i64, 7, 100] {
+            let loud = Tensor::randn([others, 48], (Kind::Float, Device::Cpu)) * 100.0;
+            let batch = Tensor::cat(&[&loud, &row, &loud], 0);
+            let out = q.forward(&batch);
+            assert!(
+                out.get(others).unsqueeze(0).equal(&alone),
+                "a row's output changed with {others} louder rows on each side"
+            );
+        }
     }
 
     #[test]

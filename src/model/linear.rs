@@ -14,7 +14,7 @@ use crate::error::Result;
 pub enum LinearKernel {
     /// libtorch's `linear` on the parameters as they are (any kind, any device).
     Plain,
-    /// Dynamic int8 (CPU).
+    /// int8 weights, activations quantised per token (CPU).
     Int8,
     /// bfloat16 with the weight packed once for oneDNN (CPU; bfloat16 parameters).
     PackedBf16,

@@ -32,10 +32,10 @@ pub enum Precision {
     /// bfloat16 weights and activations (fast on CPUs with AMX / AVX-512-BF16 and on
     /// GPUs); pooling and normalisation stay float32.
     Bf16,
-    /// Dynamic int8 linear layers (src/model/int8.rs): the transformer layers' weights
-    /// packed int8 per output channel, activations quantised per call, products in int8
-    /// (libtorch's FBGEMM kernels); embeddings, attention scores, layer norms, pooling
-    /// and normalisation stay float32. CPU only, inference only.
+    /// int8 linear layers (src/model/int8.rs): the transformer layers' weights int8 per
+    /// output channel, activations quantised per token, products in int8 (libtorch's
+    /// `_int_mm`, oneDNN); embeddings, attention scores, layer norms, pooling and
+    /// normalisation stay float32. CPU only, inference only.
     Int8,
 }
 
