@@ -29,6 +29,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 using lase_ops::report;
 
@@ -190,9 +191,9 @@ extern "C" {
 void* lase_int8_linear_pack(const at::Tensor* weight, const at::Tensor* bias, char* err,
                             size_t err_len) {
   try {
-    if (weight->dim() != 2) {
-      throw std::invalid_argument("weight must be [out, in], got " +
-                                  std::to_string(weight->dim()) + " dimensions");
+    if (weight->dim() != 2 || weight->size(0) == 0 || weight->size(1) == 0) {
+      throw std::invalid_argument("weight must be a non-empty [out, in], got sizes " +
+                                  c10::str(weight->sizes()));
     }
     at::Tensor w = weight->to(at::kFloat).contiguous();
     at::Tensor scales = w.abs().amax({1}).clamp_min(1e-12).div(kWeightLevels);

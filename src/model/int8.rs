@@ -300,5 +300,8 @@ mod tests {
         let err =
             Int8Linear::pack(&Tensor::randn([8], (Kind::Float, Device::Cpu)), None).unwrap_err();
         assert!(err.to_string().contains("[out, in]"), "{err}");
+        let err =
+            Int8Linear::pack(&Tensor::zeros([8, 0], (Kind::Float, Device::Cpu)), None).unwrap_err();
+        assert!(err.to_string().contains("non-empty [out, in]"), "{err}");
     }
 }
