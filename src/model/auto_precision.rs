@@ -31,7 +31,7 @@ pub const PROBE_SENTENCES: &str = include_str!("probe_sentences.txt");
 pub struct AutoPrecisionBudget {
     /// Lowest worst-case cosine, over the probe sentences, between the candidate's
     /// vectors and float32's. 0.95: all-MiniLM-L6-v2 in bf16 has a worst cosine of 0.9998
-    /// over 4,000 sentences, in int8 0.989 over 400 (lase-base likewise); lase-base and
+    /// over 4,000 sentences, in int8 (one scale per token) 0.9676; lase-base and
     /// lase-mini keep FLORES and Tatoeba P@1 within 0.12 of float32 in bf16 on AVX512-BF16
     /// and AMX CPUs, and within 0.5 in int8 (docs/benchmarks.md, "Inference precision and
     /// retrieval" and "int8 with one scale per token").

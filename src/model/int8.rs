@@ -3,9 +3,10 @@
 //! without VNNI; see csrc/int8_linear.cpp), activations quantised to int8 per row (per
 //! token) at each call, products in int8 with int32 sums, outputs float.
 //! One scale per row, unlike PyTorch's and ONNX Runtime's dynamic int8 (one scale per
-//! call): a row's output depends on that row alone, so a sentence embeds to the same
-//! vector whatever it shares a batch with, and an outlier token costs precision to itself
-//! only. The product is libtorch's `_int_mm` (oneDNN's s8 x s8 -> s32 matmul), reached
+//! call): a row's output depends on that row alone, so no sentence sets another's scale,
+//! and an outlier token costs precision to itself only (a model's vector can still move
+//! with its batch at int8's noise level, through float32 attention's last bits:
+//! tests/parity_minilm.rs bounds it). The product is libtorch's `_int_mm` (oneDNN's s8 x s8 -> s32 matmul), reached
 //! through csrc/int8_linear.cpp with the quantisation around it. CPU only, inference only:
 //! the int8 copy does not follow later changes to the float weights.
 
