@@ -72,6 +72,13 @@ float row_inverse(float amax, float* scale) {
   return amax > 0.0f ? kActivationLevels / amax : 0.0f;
 }
 
+// One value: rint(x * inverse) saturated to [-127, 127] (NaN gives -127, as the vector
+// versions' conversions do).
+inline int8_t quantize_value(float x, float inverse) {
+  const float r = std::rint(x * inverse);
+  return static_cast<int8_t>(std::min(kActivationLevels, std::max(-kActivationLevels, r)));
+}
+
 void quantize_row_plain(const float* x, int8_t* q, int64_t n, float* scale) {
   float amax = 0.0f;
   for (int64_t j = 0; j < n; ++j) {
@@ -79,8 +86,7 @@ void quantize_row_plain(const float* x, int8_t* q, int64_t n, float* scale) {
   }
   const float inverse = row_inverse(amax, scale);
   for (int64_t j = 0; j < n; ++j) {
-    const float r = std::rint(x[j] * inverse);
-    q[j] = static_cast<int8_t>(std::min(kActivationLevels, std::max(-kActivationLevels, r)));
+    q[j] = quantize_value(x[j], inverse);
   }
 }
 
@@ -144,8 +150,7 @@ __attribute__((target("avx2"))) void quantize_row_avx2(const float* x, int8_t* q
                         _mm256_max_epi8(lo, _mm256_permutevar8x32_epi32(bytes, order)));
   }
   for (; j < n; ++j) {
-    const float r = std::rint(x[j] * inverse);
-    q[j] = static_cast<int8_t>(std::min(kActivationLevels, std::max(-kActivationLevels, r)));
+    q[j] = quantize_value(x[j], inverse);
   }
 }
 
