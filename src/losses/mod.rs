@@ -14,6 +14,7 @@ pub mod mse_distillation;
 pub mod registry;
 pub mod simcse;
 pub mod soft_contrastive;
+pub mod teacher_bank;
 pub mod term;
 pub mod triplet;
 pub mod xtr;
@@ -30,6 +31,7 @@ pub use simcse::simcse;
 pub use soft_contrastive::{
     SoftLabel, TeacherVectors, soft_contrastive, soft_contrastive_tcm, soft_labels,
 };
+pub use teacher_bank::teacher_bank_info_nce;
 pub use triplet::{TripletDistance, hardest_in_batch_negatives, triplet};
 pub use xtr::{Xtr, XtrConfig, bag_of_tokens};
 

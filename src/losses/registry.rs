@@ -5,7 +5,7 @@
 use super::term::{Section, Switch, TermSpec};
 use super::{
     additive_margin, ems_contrastive, feature_distillation, info_nce, logit_distillation, mcl,
-    mse_distillation, simcse, soft_contrastive, triplet, xtr,
+    mse_distillation, simcse, soft_contrastive, teacher_bank, triplet, xtr,
 };
 
 pub const TERMS: &[&TermSpec] = &[
@@ -20,6 +20,7 @@ pub const TERMS: &[&TermSpec] = &[
     &logit_distillation::TERM,
     &soft_contrastive::TERM,
     &mcl::TERM,
+    &teacher_bank::TERM,
 ];
 
 /// The `contrastive = "..."` values a recipe may give ("none" and each contrastive

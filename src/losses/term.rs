@@ -85,6 +85,9 @@ pub struct TeacherTargets {
     pub both_sides: bool,
     /// The mean teacher vector that centred soft labels subtract, when the run computed it.
     pub center: Option<Tensor>,
+    /// [M, d_t] more of the teacher's cached vectors, drawn at random for this batch,
+    /// when a term [asks for them](Term::teacher_bank_rows).
+    pub bank: Option<Tensor>,
 }
 
 /// What a term sees of a batch.
@@ -112,6 +115,12 @@ pub trait Term: Send {
     /// trainer then computes it once over the cached training vectors).
     fn wants_teacher_center(&self) -> bool {
         false
+    }
+
+    /// How many of the teacher's cached vectors, drawn at random, it wants beside each
+    /// batch ([`TeacherTargets::bank`]); 0 for none.
+    fn teacher_bank_rows(&self) -> usize {
+        0
     }
 }
 
@@ -230,6 +239,7 @@ pub fn teacher_targets(
     teacher_y: Option<&Tensor>,
     kind: tch::Kind,
     center: Option<&Tensor>,
+    bank: Option<&Tensor>,
 ) -> Option<TeacherTargets> {
     let (tx, ty) = match (teacher_x, teacher_y) {
         (Some(a), Some(b)) => (a.shallow_clone(), b.shallow_clone()),
@@ -249,6 +259,7 @@ pub fn teacher_targets(
         anchor,
         both_sides: teacher_x.is_some() && teacher_y.is_some(),
         center: center.map(Tensor::shallow_clone),
+        bank: bank.map(|b| b.to_kind(kind)),
     })
 }
 

@@ -24,6 +24,9 @@ pub struct BatchContext {
     /// teacher does not embed is None).
     pub teacher_x: Option<Tensor>,
     pub teacher_y: Option<Tensor>,
+    /// [M, d_t] teacher vectors of other training rows, drawn for this batch when a term
+    /// [asks for them](Objective::teacher_bank_rows).
+    pub teacher_bank: Option<Tensor>,
 }
 
 impl BatchContext {
@@ -36,6 +39,7 @@ impl BatchContext {
             bag_y: None,
             teacher_x: None,
             teacher_y: None,
+            teacher_bank: None,
         }
     }
 
@@ -43,6 +47,12 @@ impl BatchContext {
     pub fn with_teacher(mut self, teacher_x: Option<Tensor>, teacher_y: Option<Tensor>) -> Self {
         self.teacher_x = teacher_x;
         self.teacher_y = teacher_y;
+        self
+    }
+
+    /// Adds a bank of the teacher's vectors of other training rows ([M, d_t]).
+    pub fn with_teacher_bank(mut self, bank: Tensor) -> Self {
+        self.teacher_bank = Some(bank);
         self
     }
 
@@ -124,6 +134,16 @@ impl Objective {
         self.teacher_center = Some(mean);
     }
 
+    /// How many of the teacher's cached vectors a batch needs beside its own (the most any
+    /// term asks for; 0 for none): pass them with [`BatchContext::with_teacher_bank`].
+    pub fn teacher_bank_rows(&self) -> usize {
+        self.terms
+            .iter()
+            .map(|(_, t)| t.teacher_bank_rows())
+            .max()
+            .unwrap_or(0)
+    }
+
     pub fn needs_bags(&self) -> bool {
         self.terms.iter().any(|(spec, _)| spec.needs_bags)
     }
@@ -154,6 +174,7 @@ impl Objective {
             ctx.teacher_y.as_ref(),
             x.kind(),
             self.teacher_center.as_ref(),
+            ctx.teacher_bank.as_ref(),
         );
         let input = TermInput {
             x,
@@ -366,7 +387,8 @@ mod recipe_tests {
     use crate::losses::{
         EmsContrastive, FeatureDistillation, SoftLabel, TeacherVectors, Xtr, XtrConfig,
         bidirectional_info_nce, hardest_in_batch_negatives, logit_distillation, mcl,
-        mse_distillation, simcse, soft_contrastive, soft_contrastive_tcm, soft_labels, triplet,
+        mse_distillation, simcse, soft_contrastive, soft_contrastive_tcm, soft_labels,
+        teacher_bank_info_nce, triplet,
     };
     use crate::train::config::{TeacherSide, TrainConfig};
 
@@ -391,6 +413,8 @@ mod recipe_tests {
         y2: Tensor,
         tx: Tensor,
         ty: Tensor,
+        /// More teacher vectors: the bank contrastive distillation draws.
+        bank: Tensor,
         ids_x: Vec<Vec<i64>>,
         ids_y: Vec<Vec<i64>>,
     }
@@ -413,6 +437,7 @@ mod recipe_tests {
             y2: t(104),
             tx: t(105),
             ty: t(106),
+            bank: tensor(&fixed_embeddings(3 * N, D, 107)),
             ids_x: ids(0),
             ids_y: ids(7),
         }
@@ -439,6 +464,11 @@ mod recipe_tests {
                 sx.then(|| b.tx.shallow_clone()),
                 sy.then(|| b.ty.shallow_clone()),
             );
+            // As the trainer: as many bank rows as a term asks for (here at most 3N).
+            let rows = (o.teacher_bank_rows() as i64).min(b.bank.size()[0]);
+            if rows > 0 {
+                ctx = ctx.with_teacher_bank(b.bank.narrow(0, 0, rows));
+            }
         }
         let out = o.loss_with_second_view(&b.x, &b.y, Some((&b.x2, &b.y2)), &ctx);
         (o, out.parts)
@@ -752,6 +782,25 @@ mod recipe_tests {
         assert_eq!(part(&run(&distillation("mse = 1.0"), &b).1, "mcl"), None);
     }
 
+    #[test]
+    fn teacher_bank_from_a_recipe() {
+        let b = batch();
+        let (o, parts) = run(
+            &distillation("mse = 0.0\nbank = 0.5\nbank_size = 5\nbank_temperature = 0.2"),
+            &b,
+        );
+        assert_eq!(o.teacher_bank_rows(), 5);
+        // A one-sided teacher: both student sides against the target side's vectors.
+        let bank = b.bank.narrow(0, 0, 5);
+        let want = (teacher_bank_info_nce(&b.x, &b.ty, &bank, 0.2)
+            + teacher_bank_info_nce(&b.y, &b.ty, &bank, 0.2))
+            * 0.5;
+        assert_close("teacher_bank", part(&parts, "teacher_bank"), value(want));
+        let (off, parts) = run(&distillation("mse = 1.0"), &b);
+        assert_eq!(part(&parts, "teacher_bank"), None);
+        assert_eq!(off.teacher_bank_rows(), 0);
+    }
+
     /// Each file of src/losses/ with the recipe that selects it and the part it logs: a
     /// loss added there without a way to select it from a recipe fails here.
     #[test]
@@ -793,6 +842,11 @@ mod recipe_tests {
                 "soft_contrastive",
                 distillation("mse = 0.0\nsoft_contrastive = 1.0"),
                 "soft_contrastive",
+            ),
+            (
+                "teacher_bank",
+                distillation("mse = 0.0\nbank = 1.0"),
+                "teacher_bank",
             ),
             (
                 "triplet",

@@ -191,6 +191,21 @@ impl TeacherCache {
         tch::Tensor::from_slice(&mean).to_device(device)
     }
 
+    /// `rows` vectors drawn uniformly with replacement (seeded by `seed`) from the side the
+    /// teacher embeds (the target side when it embeds both), as [rows, d_t] on `device`:
+    /// the negatives of contrastive distillation (`losses::teacher_bank`). Fewer when the
+    /// cache holds fewer rows: then every row once.
+    pub fn bank(&self, rows: usize, seed: u64, device: Device) -> Option<tch::Tensor> {
+        let m = self.target.as_ref().or(self.source.as_ref())?;
+        let picked: Vec<u32> = if rows >= m.rows {
+            (0..m.rows as u32).collect()
+        } else {
+            let mut rng = crate::rng::SplitMix64::new(seed);
+            (0..rows).map(|_| rng.below(m.rows) as u32).collect()
+        };
+        Some(gather(m, &picked, device))
+    }
+
     /// Rows `batch` of a side as [N, d_t] on `device`.
     pub fn rows(
         &self,
@@ -198,13 +213,16 @@ impl TeacherCache {
         batch: &[u32],
         device: Device,
     ) -> Option<tch::Tensor> {
-        side.as_ref().map(|m| {
-            let flat: Vec<f32> = batch.iter().flat_map(|&i| m.row(i as usize)).collect();
-            tch::Tensor::from_slice(&flat)
-                .view([batch.len() as i64, m.cols as i64])
-                .to_device(device)
-        })
+        side.as_ref().map(|m| gather(m, batch, device))
     }
+}
+
+/// Rows `picked` of `m` as [picked.len(), cols] on `device`.
+fn gather(m: &NpyMatrix, picked: &[u32], device: Device) -> tch::Tensor {
+    let flat: Vec<f32> = picked.iter().flat_map(|&i| m.row(i as usize)).collect();
+    tch::Tensor::from_slice(&flat)
+        .view([picked.len() as i64, m.cols as i64])
+        .to_device(device)
 }
 
 #[cfg(test)]
@@ -290,5 +308,42 @@ mod tests {
             );
         }
         assert!(!scratch.exists());
+    }
+
+    /// The bank draws real rows of the embedded side, the same ones for the same seed,
+    /// other ones for another seed, and every row once when it asks for the whole cache.
+    #[test]
+    fn the_bank_draws_rows_of_the_embedded_side_by_seed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (rows, cols) = (50usize, 3usize);
+        let values: Vec<f32> = (0..rows * cols).map(|v| v as f32).collect();
+        let path = dir.path().join("teacher-target.npy");
+        crate::io::npy::write_f32(&path, rows, cols, &values).unwrap();
+        let cache = TeacherCache {
+            source: None,
+            target: Some(NpyMatrix::open(&path).unwrap()),
+            dim: cols,
+        };
+        let draw = |n: usize, seed: u64| -> Vec<f32> {
+            let t = cache.bank(n, seed, Device::Cpu).unwrap();
+            assert_eq!(t.size(), vec![n.min(rows) as i64, cols as i64]);
+            Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()
+        };
+        let a = draw(8, 1);
+        for row in a.chunks(cols) {
+            // Row r holds 3r, 3r+1, 3r+2.
+            assert_eq!(row[0] % 3.0, 0.0);
+            assert!((row[0] as usize) < rows * cols);
+            assert_eq!(row[1], row[0] + 1.0);
+        }
+        assert_eq!(a, draw(8, 1));
+        assert_ne!(a, draw(8, 2));
+        assert_eq!(draw(60, 3), values);
+        let none = TeacherCache {
+            source: None,
+            target: None,
+            dim: 0,
+        };
+        assert!(none.bank(4, 1, Device::Cpu).is_none());
     }
 }

@@ -49,6 +49,10 @@ use crate::model::{Precision, SentenceEncoder};
 use crate::rng::mix_seed;
 use crate::tokenizer::{TokenIds, TokenStore};
 
+/// Mixed into the step's seed for the draw of contrastive distillation's teacher bank, so
+/// the draw is its own stream (and a resumed run draws the same rows).
+const TEACHER_BANK_STREAM: u64 = 0x7EAC_4E2B_A4C0;
+
 /// Trains (or resumes) the recipe `config` into `out`.
 pub fn train(config: &TrainConfig, out: &Path, options: &TrainOptions) -> Result<TrainSummary> {
     Trainer::new(config, out, options)?.run()
@@ -316,6 +320,18 @@ impl<'a> Trainer<'a> {
                     t.rows(&t.source, &batch, device),
                     t.rows(&t.target, &batch, device),
                 );
+                let bank_rows = self.objective.teacher_bank_rows();
+                if bank_rows > 0 {
+                    let seed = mix_seed(&[
+                        self.config.run.seed,
+                        self.state.step,
+                        micro as u64,
+                        TEACHER_BANK_STREAM,
+                    ]);
+                    if let Some(bank) = t.bank(bank_rows, seed, device) {
+                        ctx = ctx.with_teacher_bank(bank);
+                    }
+                }
             }
             let pass = PassOptions {
                 chunk: s.grad_cache_chunk,
