@@ -17,7 +17,8 @@
 //! pass (CRD needs a momentum-updated memory because its teacher features are computed
 //! on the fly; here they are on disk already).
 //!
-//! Defaults as published in CRD (16,384 negatives, T = 0.07). Deviations from CRD: the
+//! Defaults as published with CRD (the authors' RepDistiller code: nce_k = 16,384 negatives,
+//! nce_t = 0.07). Deviations from CRD: the
 //! softmax (InfoNCE) form instead of CRD's binary NCE critic, no projection heads (the
 //! student already lives in the teacher's space through the MSE term), the negatives are
 //! drawn afresh each step instead of kept in a memory buffer, and both student sides
@@ -28,9 +29,9 @@ use tch::{Kind, Tensor};
 use super::cosine_matrix;
 use super::term::{self, Checks, Section, Settings, Switch, Term, TermInput, TermSpec};
 
-/// CRD's number of negatives (Tian et al. 2020, §4: N = 16384).
+/// CRD's number of negatives (RepDistiller's `nce_k`).
 pub const DEFAULT_BANK_SIZE: usize = 16_384;
-/// CRD's temperature (Tian et al. 2020, §4: τ = 0.07).
+/// CRD's temperature (RepDistiller's `nce_t`).
 pub const DEFAULT_TEMPERATURE: f64 = 0.07;
 /// Two teacher vectors whose float32 cosine is above this are the same text's.
 const SAME_TEXT_COSINE: f64 = 1.0 - 1e-5;
