@@ -234,46 +234,26 @@ impl Tile<'_> {
     /// Offers every score to the queries' lists (`rows`, local indices); key `j` of the
     /// tile is numbered `first_key + j`.
     fn offer_to_queries(&self, first_key: usize, rows: &mut TopKLists) {
-        match *self {
-            Tile::QueryMajor { scores, keys } => {
-                for (r, row) in scores.chunks_exact(keys).enumerate() {
-                    let mut threshold = rows.threshold(r);
-                    for (c, &s) in row.iter().enumerate() {
-                        if s > threshold {
-                            rows.insert(r, s, (first_key + c) as i64);
-                            threshold = rows.threshold(r);
-                        }
-                    }
-                }
-            }
-            Tile::KeyMajor {
-                scores,
-                stride,
-                queries,
-                keys,
-            } => {
-                let mut thresholds: Vec<f32> = (0..queries).map(|r| rows.threshold(r)).collect();
-                for j in 0..keys {
-                    let row = &scores[j * stride..j * stride + queries];
-                    if !any_above(row, &thresholds) {
-                        continue;
-                    }
-                    for (r, &s) in row.iter().enumerate() {
-                        if s > thresholds[r] {
-                            rows.insert(r, s, (first_key + j) as i64);
-                            thresholds[r] = rows.threshold(r);
-                        }
-                    }
-                }
-            }
-        }
+        self.scan::<false>((0, first_key), rows, &mut TopKLists::new(0, 0));
     }
 
     /// Offers every score to the tile's query lists (`rows`, local indices) and to the
     /// keys' lists (`cols`, global indices); the tile's first query and key rows are at
     /// `origin`.
     fn offer_both_ways(&self, origin: (usize, usize), rows: &mut TopKLists, cols: &mut TopKLists) {
-        let (xs, ys) = origin;
+        self.scan::<true>(origin, rows, cols);
+    }
+
+    /// The one scan of a tile in either layout: every score to its query's list (`rows`,
+    /// local indices; key `j` numbered `ys + j`) and, when `KEYS`, to its key's list
+    /// (`cols`, global indices; query `r` numbered `xs + r`). `KEYS` is a constant, so
+    /// the query-only scan compiles without the key side's tests.
+    fn scan<const KEYS: bool>(
+        &self,
+        (xs, ys): (usize, usize),
+        rows: &mut TopKLists,
+        cols: &mut TopKLists,
+    ) {
         match *self {
             Tile::QueryMajor { scores, keys } => {
                 for (r, row) in scores.chunks_exact(keys).enumerate() {
@@ -283,7 +263,7 @@ impl Tile<'_> {
                             rows.insert(r, s, (ys + c) as i64);
                             row_threshold = rows.threshold(r);
                         }
-                        if s > cols.threshold(ys + c) {
+                        if KEYS && s > cols.threshold(ys + c) {
                             cols.insert(ys + c, s, (xs + r) as i64);
                         }
                     }
@@ -299,9 +279,15 @@ impl Tile<'_> {
                 for j in 0..keys {
                     let row = &scores[j * stride..j * stride + queries];
                     let key = ys + j;
-                    let mut key_threshold = cols.threshold(key);
-                    let best = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                    if best <= key_threshold && !any_above(row, &thresholds) {
+                    // Without the key side no score can beat this threshold.
+                    let mut key_threshold = if KEYS {
+                        cols.threshold(key)
+                    } else {
+                        f32::INFINITY
+                    };
+                    let for_the_key = KEYS
+                        && row.iter().copied().fold(f32::NEG_INFINITY, f32::max) > key_threshold;
+                    if !for_the_key && !any_above(row, &thresholds) {
                         continue;
                     }
                     for (r, &s) in row.iter().enumerate() {
@@ -309,7 +295,7 @@ impl Tile<'_> {
                             rows.insert(r, s, key as i64);
                             thresholds[r] = rows.threshold(r);
                         }
-                        if s > key_threshold {
+                        if KEYS && s > key_threshold {
                             cols.insert(key, s, (xs + r) as i64);
                             key_threshold = cols.threshold(key);
                         }
