@@ -107,3 +107,37 @@ fn packed_bf16_layers_give_the_plain_bf16_vectors() {
     encoder.set_mixed_precision(Precision::F32).unwrap();
     assert_eq!(encoder.linear_kernel(), LinearKernel::Plain);
 }
+
+/// Unpadded passes (the layers on the real tokens only, attention on the padded layout)
+/// give the padded passes' vectors in every precision: int8 and float32 to their last
+/// bits' noise, bfloat16 to its rounding.
+#[test]
+fn unpadded_passes_give_the_padded_vectors() {
+    use lase::model::Precision;
+    use lase::model::token_layout::UnpadPolicy;
+    let mut encoder = tiny_encoder(tiny_config(), mean_head(16, true), 23);
+    // Lengths 1 to 12 words in one batch: most of the padded positions are padding.
+    let sentences: Vec<String> = (1..=12)
+        .map(|len| {
+            (0..len)
+                .map(|j| TINY_WORDS[(len * 5 + j) % TINY_WORDS.len()])
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    for (precision, bound) in [
+        (Precision::F32, 0.999_999),
+        (Precision::Int8, 0.999_999),
+        (Precision::Bf16, 0.999),
+    ] {
+        encoder.set_precision(precision).unwrap();
+        encoder.set_unpad(UnpadPolicy::Never);
+        let padded = rows(&encoder.encode(&sentences, 16).unwrap());
+        encoder.set_unpad(UnpadPolicy::Always);
+        let unpadded = rows(&encoder.encode(&sentences, 16).unwrap());
+        for (i, (a, b)) in padded.iter().zip(&unpadded).enumerate() {
+            let c = cosine(a, b);
+            assert!(c > bound, "{precision:?}: sentence {i} cosine {c}");
+        }
+    }
+}

@@ -25,8 +25,8 @@ use tch::{Kind, Tensor, nn};
 
 use super::config::{Activation, EncoderConfig};
 use super::linear::{Linear, LinearKernel};
-use super::packed_linear::{FusedActivation, PackedLinear};
 use super::param_init::{embedding, layer_norm, linear, linear_no_bias};
+use super::token_layout::{TokenLayout, UnpadPolicy};
 use crate::error::Result;
 
 /// HF `BertEmbeddings` (`embeddings.*`): token (optionally factorised V x B then B x H),
@@ -125,8 +125,9 @@ pub struct BertSelfAttention {
     query: Linear,
     key: Linear,
     value: Linear,
-    /// With packed bfloat16 kernels: query, key and value as one [3H, H] product.
-    qkv: Option<PackedLinear>,
+    /// With an inference kernel (packed bfloat16 or int8): query, key and value as one
+    /// [3H, H] product.
+    qkv: Option<Linear>,
     num_heads: i64,
     head_dim: i64,
     dropout: f64,
@@ -147,32 +148,46 @@ impl BertSelfAttention {
         }
     }
 
-    /// `hidden`: [B, S, H]; `mask`: boolean [B, 1, 1, S], true where a key may be
-    /// attended. Returns the context [B, S, H]. `autocast`: the kind of the matrix
-    /// products (None: the weights' kind).
+    /// `hidden`: [B, S, H], or the real tokens' rows [T, H] of `layout`; `mask`:
+    /// boolean [B, 1, 1, S], true where a key may be attended. Returns the context in
+    /// `hidden`'s layout. Attention itself runs on [B, S]: packed query, key and value
+    /// rows are scattered for it and the context gathered after. `autocast`: the kind of
+    /// the matrix products (None: the weights' kind).
     pub fn forward_t(
         &self,
         hidden: &Tensor,
         mask: &Tensor,
+        layout: Option<&TokenLayout>,
         train: bool,
         autocast: Option<Kind>,
     ) -> Tensor {
-        let (b, s, h) = hidden.size3().expect("hidden states are [B, S, H]");
+        let h = *hidden.size().last().expect("hidden states have a width");
+        let (b, s) = match layout {
+            Some(layout) => layout.padded_shape(),
+            None => {
+                let (b, s, _) = hidden.size3().expect("padded hidden states are [B, S, H]");
+                (b, s)
+            }
+        };
+        let padded = |x: Tensor| match layout {
+            Some(layout) => layout.unpack(&x),
+            None => x,
+        };
         let heads = |x: Tensor| {
             x.view([b, s, self.num_heads, self.head_dim])
                 .transpose(1, 2)
         };
         let (q, k, v) = match &self.qkv {
             Some(qkv) => {
-                let all = qkv.forward(hidden, FusedActivation::None);
+                let all = padded(qkv.forward(hidden, autocast));
                 let mut parts = all.split(h, -1).into_iter().map(heads);
                 let mut next = || parts.next().expect("three [B, S, H] parts");
                 (next(), next(), next())
             }
             None => (
-                heads(self.query.forward(hidden, autocast)),
-                heads(self.key.forward(hidden, autocast)),
-                heads(self.value.forward(hidden, autocast)),
+                heads(padded(self.query.forward(hidden, autocast))),
+                heads(padded(self.key.forward(hidden, autocast))),
+                heads(padded(self.value.forward(hidden, autocast))),
             ),
         };
         let dropout = if train { self.dropout } else { 0.0 };
@@ -186,14 +201,22 @@ impl BertSelfAttention {
             None,
             false,
         );
-        context.transpose(1, 2).reshape([b, s, h])
+        let context = context.transpose(1, 2).reshape([b, s, h]);
+        match layout {
+            Some(layout) => layout.pack(&context),
+            None => context,
+        }
     }
 
-    /// With packed bfloat16 kernels the three products become one (their weights and
-    /// biases concatenated, then packed); other kernels run them one by one.
+    /// With an inference kernel (packed bfloat16 or int8) the three products become one
+    /// (their weights and biases concatenated, then packed): one call, and for int8 one
+    /// quantisation of the input instead of three; each output channel keeps its own
+    /// weights and scale, so the result is the three products' (bit for bit at widths
+    /// that are multiples of 16, as BERT's; src/model/linear.rs's test). The plain kernel runs
+    /// them one by one on the parameters, which training updates.
     fn set_kernel(&mut self, kernel: LinearKernel) -> Result<()> {
         self.qkv = None;
-        if kernel == LinearKernel::PackedBf16 {
+        if kernel != LinearKernel::Plain {
             let _guard = tch::no_grad_guard();
             let parts = [&self.query, &self.key, &self.value].map(Linear::parameters);
             let weight = Tensor::cat(&parts.map(|(w, _)| w), 0);
@@ -202,7 +225,12 @@ impl BertSelfAttention {
                 .map(|(_, b)| b.map(Tensor::shallow_clone))
                 .collect::<Option<Vec<_>>>()
                 .map(|b| Tensor::cat(&b, 0));
-            self.qkv = Some(PackedLinear::pack(&weight, bias.as_ref())?);
+            let mut fused = Linear::new(nn::Linear {
+                ws: weight,
+                bs: bias,
+            });
+            fused.set_kernel(kernel)?;
+            self.qkv = Some(fused);
             for linear in [&mut self.query, &mut self.key, &mut self.value] {
                 linear.set_kernel(LinearKernel::Plain)?;
             }
@@ -276,10 +304,13 @@ impl BertAttention {
         &self,
         hidden: &Tensor,
         mask: &Tensor,
+        layout: Option<&TokenLayout>,
         train: bool,
         autocast: Option<Kind>,
     ) -> Tensor {
-        let context = self.self_attention.forward_t(hidden, mask, train, autocast);
+        let context = self
+            .self_attention
+            .forward_t(hidden, mask, layout, train, autocast);
         self.output.forward_t(&context, hidden, train, autocast)
     }
 
@@ -333,14 +364,18 @@ impl BertLayer {
     }
 
     /// Products in `autocast`'s kind, residual sums and layer norms in `hidden`'s.
+    /// `hidden` is [B, S, H], or [T, H] packed by `layout`.
     pub fn forward_t(
         &self,
         hidden: &Tensor,
         mask: &Tensor,
+        layout: Option<&TokenLayout>,
         train: bool,
         autocast: Option<Kind>,
     ) -> Tensor {
-        let attended = self.attention.forward_t(hidden, mask, train, autocast);
+        let attended = self
+            .attention
+            .forward_t(hidden, mask, layout, train, autocast);
         let ff = self.intermediate.forward(&attended, autocast);
         self.output.forward_t(&ff, &attended, train, autocast)
     }
@@ -371,17 +406,19 @@ impl BertEncoder {
         }
     }
 
+    /// `hidden`: [B, S, H], or [T, H] packed by `layout` (then so is the result).
     pub fn forward_t(
         &self,
         hidden: Tensor,
         mask: &Tensor,
+        layout: Option<&TokenLayout>,
         train: bool,
         autocast: Option<Kind>,
     ) -> Tensor {
         let mut hidden = hidden;
         for _ in 0..self.repeats {
             for layer in &self.unit {
-                hidden = layer.forward_t(&hidden, mask, train, autocast);
+                hidden = layer.forward_t(&hidden, mask, layout, train, autocast);
             }
         }
         hidden
@@ -402,6 +439,8 @@ pub struct BertModel {
     pub encoder: BertEncoder,
     /// Mixed precision: the kind the layers' matrix products run in (None: the weights').
     autocast: Option<Kind>,
+    /// When inference passes run the layers on the real tokens only (`LASE_UNPAD`).
+    unpad: UnpadPolicy,
 }
 
 impl BertModel {
@@ -411,6 +450,7 @@ impl BertModel {
             embeddings: BertEmbeddings::new(&p / "embeddings", c),
             encoder: BertEncoder::new(&p / "encoder", c),
             autocast: None,
+            unpad: UnpadPolicy::from_env(),
         }
     }
 
@@ -422,6 +462,12 @@ impl BertModel {
 
     pub fn autocast(&self) -> Option<Kind> {
         self.autocast
+    }
+
+    /// When inference passes run the layers on the real tokens only
+    /// ([`TokenLayout::worth_packing`]).
+    pub fn set_unpad(&mut self, policy: UnpadPolicy) {
+        self.unpad = policy;
     }
 
     /// Runs every layer's linear products with `kernel` (int8 or packed bfloat16: a copy
@@ -446,7 +492,8 @@ impl BertModel {
         attention_mask.to_kind(Kind::Bool).unsqueeze(1).unsqueeze(1)
     }
 
-    /// Token states [B, S, H] of the last layer.
+    /// Token states [B, S, H] of the last layer (zeros at padded positions when the
+    /// pass ran unpadded).
     pub fn forward_t(
         &self,
         input_ids: &Tensor,
@@ -456,6 +503,17 @@ impl BertModel {
     ) -> Tensor {
         let mask = Self::key_mask(attention_mask);
         let hidden = self.embeddings.forward_t(input_ids, token_type_ids, train);
-        self.encoder.forward_t(hidden, &mask, train, self.autocast)
+        match TokenLayout::worth_packing(attention_mask, &hidden, train, self.unpad) {
+            Some(layout) => {
+                let packed = layout.pack(&hidden);
+                let out =
+                    self.encoder
+                        .forward_t(packed, &mask, Some(&layout), train, self.autocast);
+                layout.unpack(&out)
+            }
+            None => self
+                .encoder
+                .forward_t(hidden, &mask, None, train, self.autocast),
+        }
     }
 }

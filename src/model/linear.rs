@@ -96,3 +96,59 @@ impl Linear {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tch::Device;
+
+    /// Query, key and value stacked into one int8 product (as the attention fuses them)
+    /// give the three separate int8 products: each output channel keeps its own weights
+    /// and scale, and each input row its own scale. Bit for bit where each part's width
+    /// is a multiple of 16 (the AVX-512 rescaling loop's width; BERT widths such as 384
+    /// are), else to float32's last bits (a part's tail is rescaled by the loop's
+    /// remainder code).
+    #[test]
+    fn stacked_int8_products_equal_the_separate_ones() {
+        tch::manual_seed(3);
+        let x = Tensor::randn([2, 7, 16], (Kind::Float, Device::Cpu));
+        check_stacked(32, &x, true);
+        check_stacked(24, &x, false);
+    }
+
+    fn check_stacked(width: i64, x: &Tensor, bitwise: bool) {
+        let part = || nn::Linear {
+            ws: Tensor::randn([width, 16], (Kind::Float, Device::Cpu)) * 0.3,
+            bs: Some(Tensor::randn([width], (Kind::Float, Device::Cpu))),
+        };
+        let parts = [part(), part(), part()];
+        let stacked = nn::Linear {
+            ws: Tensor::cat(&parts.each_ref().map(|p| &p.ws), 0),
+            bs: Some(Tensor::cat(
+                &parts.each_ref().map(|p| p.bs.as_ref().unwrap()),
+                0,
+            )),
+        };
+        let mut fused = Linear::new(stacked);
+        fused.set_kernel(LinearKernel::Int8).unwrap();
+        let all = fused.forward(x, None);
+        assert_eq!(all.size(), vec![2, 7, 3 * width]);
+        for (i, p) in parts.into_iter().enumerate() {
+            let mut alone = Linear::new(p);
+            alone.set_kernel(LinearKernel::Int8).unwrap();
+            let want = alone.forward(x, None);
+            let got = all.narrow(-1, width * i as i64, width);
+            if bitwise {
+                assert!(got.equal(&want), "width {width}, part {i}");
+            } else {
+                assert!(
+                    got.allclose(&want, 1e-6, 1e-6, false),
+                    "width {width}, part {i}"
+                );
+            }
+            // And the int8 product is not the float one: the test sees the kernel.
+            alone.set_kernel(LinearKernel::Plain).unwrap();
+            assert!(!alone.forward(x, None).allclose(&want, 1e-6, 1e-6, false));
+        }
+    }
+}

@@ -12,6 +12,7 @@ pub mod param_init;
 pub mod pooling;
 pub mod sentence_encoder;
 mod st_folder;
+pub mod token_layout;
 
 pub use config::{Activation, EncoderConfig};
 pub use pooling::{PoolingConfig, PoolingMode};

@@ -513,6 +513,12 @@ impl SentenceEncoder {
         Ok(())
     }
 
+    /// When inference passes run the transformer's layers on the real tokens only
+    /// (`crate::model::token_layout`; default: `LASE_UNPAD`, else auto).
+    pub fn set_unpad(&mut self, policy: crate::model::token_layout::UnpadPolicy) {
+        self.transformer.set_unpad(policy);
+    }
+
     /// The kernel running the transformer's linear products for inference (packed
     /// bfloat16 after `set_precision(Bf16)` on a CPU that has oneDNN's kernels).
     pub fn linear_kernel(&self) -> LinearKernel {
