@@ -11,6 +11,11 @@
 //!    matches greedily, longest piece first, so an English word tokenises as before
 //!    unless a new piece is a longer match inside it (the test below checks a sentence;
 //!    the MSE term on the English side pulls any changed ones back to the teacher).
+//!    With [`PieceSelection::Unreadable`] only pieces that the old vocabulary spells with
+//!    [UNK] are kept (each holds a character it lacks): a word the old vocabulary could
+//!    read has none of those characters, so no new piece matches inside it and it
+//!    tokenises exactly as before. The model then computes the same vectors as before
+//!    for all text it could read, and only scripts it read as [UNK] get new rows.
 //! 3. Each new row of the word-embedding matrix starts as the mean of the teacher's rows
 //!    of the piece's tokenisation under the old vocabulary (a common initialisation for
 //!    added tokens; a piece the old vocabulary cannot spell gets [UNK]'s row).
@@ -41,13 +46,25 @@ pub struct ExtensionReport {
     pub tokens_per_sentence_after: f64,
 }
 
+/// Which learnt pieces [`extend_vocabulary`] adds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PieceSelection {
+    /// The most frequent pieces the old vocabulary lacks.
+    #[default]
+    Any,
+    /// Only pieces the old vocabulary spells with [UNK] (see the module doc).
+    Unreadable,
+}
+
 /// Copies the model folder `model` to `output` with `pieces` new WordPiece pieces
-/// learnt from `sample` (see the module doc). The folder must hold a WordPiece
+/// learnt from `sample`, chosen by `selection` (see the module doc). The folder must hold a WordPiece
 /// tokenizer.json and a model.safetensors with `embeddings.word_embeddings.weight`.
 pub fn extend_vocabulary(
     model: &Path,
     sample: &[&str],
     pieces: usize,
+    selection: PieceSelection,
     output: &Path,
 ) -> Result<ExtensionReport> {
     crate::io::checksums::verify(model)?;
@@ -55,7 +72,7 @@ pub fn extend_vocabulary(
     let (mut json, old, prefix) = read_wordpiece(&tokenizer_path)?;
     let old_vocab = old.get_vocab(true);
     let v = old_vocab.len();
-    let added = learn_pieces(&old, &old_vocab, sample, pieces, &prefix)?;
+    let added = learn_pieces(&old, &old_vocab, sample, pieces, selection, &prefix)?;
 
     // New ids after the old ones.
     let vocab = json["model"]["vocab"]
@@ -136,14 +153,23 @@ pub(crate) fn read_wordpiece(
 }
 
 /// The `pieces` most frequent pieces that `old` (vocabulary `old_vocab`) lacks, from a WordPiece trained on the
-/// sample with `old`'s normaliser and pre-tokeniser.
+/// sample with `old`'s normaliser and pre-tokeniser; with [`PieceSelection::Unreadable`]
+/// only those `old` spells with [UNK].
 fn learn_pieces(
     old: &Tokenizer,
     old_vocab: &std::collections::HashMap<String, u32>,
     sample: &[&str],
     pieces: usize,
+    selection: PieceSelection,
     prefix: &str,
 ) -> Result<Vec<String>> {
+    let unk = old.token_to_id("[UNK]");
+    let unreadable = |piece: &str| {
+        let text = piece.strip_prefix(prefix).unwrap_or(piece);
+        old.encode(text, false)
+            .map(|e| e.get_ids().iter().any(|&id| Some(id) == unk))
+            .unwrap_or(true)
+    };
     let trainer = WordPieceTrainer::builder()
         .vocab_size(old_vocab.len() + pieces * 2)
         .min_frequency(3)
@@ -167,6 +193,7 @@ fn learn_pieces(
         .into_iter()
         .map(|(p, _)| p)
         .filter(|p| !old_vocab.contains_key(p) && p != prefix)
+        .filter(|p| selection == PieceSelection::Any || unreadable(p))
         .take(pieces)
         .collect())
 }
@@ -300,7 +327,14 @@ mod tests {
         std::fs::write(dir.path().join("old/README.md"), "# the old model").unwrap();
         crate::io::checksums::write(&dir.path().join("old")).unwrap();
         let out = dir.path().join("new");
-        let r = extend_vocabulary(&dir.path().join("old"), &sample, 50, &out).unwrap();
+        let r = extend_vocabulary(
+            &dir.path().join("old"),
+            &sample,
+            50,
+            PieceSelection::Any,
+            &out,
+        )
+        .unwrap();
         // The new folder's manifest describes its own (changed) files; the card is gone.
         assert!(
             crate::io::checksums::verify(&out)
@@ -346,6 +380,60 @@ mod tests {
         assert_eq!(config["vocab_size"], r.new_vocab_size);
     }
 
+    /// `unreadable` adds only pieces holding a character the old vocabulary lacks (Greek
+    /// here): Cyrillic, which it spelled letter by letter, tokenises exactly as before,
+    /// while Greek words stop being [UNK]. `any` on the same sample adds Cyrillic pieces
+    /// too, so the selection is what keeps them out.
+    #[test]
+    fn unreadable_pieces_leave_readable_text_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut old = tiny_model(&dir.path().join("old"));
+        old.with_padding(None);
+        let words = [
+            "привет",
+            "мир",
+            "кошка",
+            "λόγος",
+            "θάλασσα",
+            "ήλιος",
+            "собака",
+        ];
+        let sample: Vec<String> = (0..400)
+            .map(|i| format!("{} {}", words[i % 7], words[(i * 3 + 1) % 7]))
+            .collect();
+        let sample: Vec<&str> = sample.iter().map(String::as_str).collect();
+        let ids = |t: &Tokenizer, s: &str| t.encode(s, false).unwrap().get_ids().to_vec();
+        let unk = old.token_to_id("[UNK]").unwrap();
+        let greek = "λόγος θάλασσα";
+        assert!(ids(&old, greek).contains(&unk));
+        let added_by = |selection| {
+            let out = dir.path().join(format!("{selection:?}"));
+            let r =
+                extend_vocabulary(&dir.path().join("old"), &sample, 40, selection, &out).unwrap();
+            let mut new = Tokenizer::from_file(out.join("tokenizer.json")).unwrap();
+            new.with_padding(None);
+            let added: Vec<String> = (r.old_vocab_size..r.new_vocab_size)
+                .map(|id| new.id_to_token(id as u32).unwrap())
+                .collect();
+            (new, added)
+        };
+        let (new, added) = added_by(PieceSelection::Unreadable);
+        assert!(!added.is_empty());
+        for piece in &added {
+            let text = piece.strip_prefix("##").unwrap_or(piece);
+            assert!(ids(&old, text).contains(&unk), "{piece} was readable");
+        }
+        for sentence in ["привет мир", "кошка собака", "the cat"] {
+            assert_eq!(ids(&new, sentence), ids(&old, sentence), "{sentence}");
+        }
+        assert!(!ids(&new, greek).contains(&unk), "{:?}", ids(&new, greek));
+        let (_, any) = added_by(PieceSelection::Any);
+        assert!(
+            any.iter().any(|p| p.contains('о') || p.contains('и')),
+            "{any:?}"
+        );
+    }
+
     #[test]
     fn a_non_wordpiece_tokenizer_is_refused_by_name() {
         let dir = tempfile::tempdir().unwrap();
@@ -359,9 +447,15 @@ mod tests {
             .unwrap_or_else(|_| "{\"model\": {\"type\": \"Unigram\"}}".into()),
         )
         .unwrap();
-        let err = extend_vocabulary(dir.path(), &["x"], 5, &dir.path().join("o"))
-            .unwrap_err()
-            .to_string();
+        let err = extend_vocabulary(
+            dir.path(),
+            &["x"],
+            5,
+            PieceSelection::Any,
+            &dir.path().join("o"),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains("tokenizer.json") && err.contains("WordPiece"),
             "{err}"

@@ -60,13 +60,18 @@ pub fn extended_init(
 ) -> Result<PathBuf> {
     let target = out.join("init");
     // What the folder was built from: a folder built from other settings is rebuilt.
-    let settings = serde_json::json!({
+    let mut settings = serde_json::json!({
         "init_from": dir,
         "pieces": x.pieces,
         "sample_sentences": x.sample_sentences,
         "alpha": x.alpha,
         "seed": seed,
     });
+    // Recorded only when not the default, so folders built before the setting existed
+    // still match their recipes.
+    if x.pieces_from != crate::tokenizer::extend::PieceSelection::Any {
+        settings["pieces_from"] = serde_json::json!(x.pieces_from);
+    }
     let built_from = std::fs::read_to_string(target.join("EXTENDED"))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
@@ -96,7 +101,13 @@ pub fn extended_init(
     if partial.exists() {
         std::fs::remove_dir_all(&partial).map_err(|e| LaseError::io(&partial, e))?;
     }
-    let report = crate::tokenizer::extend::extend_vocabulary(dir, &sample, x.pieces, &partial)?;
+    let report = crate::tokenizer::extend::extend_vocabulary(
+        dir,
+        &sample,
+        x.pieces,
+        x.pieces_from,
+        &partial,
+    )?;
     tracing::info!(
         "vocabulary {} -> {} pieces; tokens per sampled sentence {:.1} -> {:.1}; first new pieces {:?}",
         report.old_vocab_size,

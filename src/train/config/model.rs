@@ -54,6 +54,10 @@ pub struct VocabularyExtension {
     /// Temperature exponent of the sample (XLM-R's 0.3).
     #[serde(default = "VocabularyExtension::default_alpha")]
     pub alpha: f64,
+    /// Which learnt pieces are added: `any` (default), or `unreadable`, only pieces the
+    /// old vocabulary spells with [UNK], so text it could read tokenises as before.
+    #[serde(default)]
+    pub pieces_from: crate::tokenizer::extend::PieceSelection,
 }
 
 impl VocabularyExtension {
