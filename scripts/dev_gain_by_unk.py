@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+"""Dev P@1 change between two `lase dev-score --json` outputs, grouped by how much of each
+language's training text the first model's tokenizer reads as [UNK]
+(`lase tokenizer coverage --json`): the mean change per group, own-language and pooled.
+
+Usage: scripts/dev_gain_by_unk.py BEFORE.json AFTER.json COVERAGE.json
+"""
+import json
+import sys
+
+before, after, coverage = (json.load(open(p)) for p in sys.argv[1:4])
+unk = {c["language"]: c["unknown_tokens"] / max(1, c["tokens"]) for c in coverage}
+b = {l["language"]: l for l in before["languages"]}
+a = {l["language"]: l for l in after["languages"]}
+groups = [("[UNK] >= 20%", 0.20, 1.01), ("5-20%", 0.05, 0.20), ("1-5%", 0.01, 0.05), ("< 1%", -1, 0.01)]
+print("| tokenizer's [UNK] share | dev languages | own-language P@1 before -> after | pooled before -> after |")
+print("| --- | ---: | --- | --- |")
+for name, lo, hi in groups:
+    langs = [k for k in b if k in a and lo <= unk.get(k, 0.0) < hi]
+    if not langs:
+        continue
+    mean = lambda d, key: sum(d[k][key] for k in langs) / len(langs)
+    print(f"| {name} | {len(langs)} | {mean(b, 'p_at_1'):.2f} -> {mean(a, 'p_at_1'):.2f} "
+          f"| {mean(b, 'pooled_p_at_1'):.2f} -> {mean(a, 'pooled_p_at_1'):.2f} |")
+missing = [k for k in b if k not in unk]
+print(f"({len(missing)} dev languages without a coverage row, counted as < 1%: {' '.join(sorted(missing)[:12])})")
