@@ -828,7 +828,12 @@ fn cli_set_changes_the_recipe_of_a_run() {
     let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
     let last: serde_json::Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
     assert_eq!(last["step"], 6);
-    let model = SentenceEncoder::load(run.join("model"), Device::Cpu).unwrap();
+    // Loading initialises parameters before reading them: a draw from the torch RNG that
+    // would shift a concurrent test's dropout masks (stopped_and_resumed_... failed so).
+    let model = {
+        let _rng = common::torch_rng();
+        SentenceEncoder::load(run.join("model"), Device::Cpu).unwrap()
+    };
     assert_eq!(model.dim(), recipe.model.hidden);
 
     let bad = dir.path().join("bad");
@@ -1150,8 +1155,14 @@ fn kill_9_at_ten_moments_then_resume_ends_bit_identical() {
         steps_at_kill.windows(2).all(|w| w[0] < w[1]),
         "{steps_at_kill:?}"
     );
-    let a = SentenceEncoder::load(straight.join("model"), Device::Cpu).unwrap();
-    let b = SentenceEncoder::load(killed.join("model"), Device::Cpu).unwrap();
+    // The torch lock for the loads' parameter initialisation (see cli_set_changes_...).
+    let (a, b) = {
+        let _rng = common::torch_rng();
+        (
+            SentenceEncoder::load(straight.join("model"), Device::Cpu).unwrap(),
+            SentenceEncoder::load(killed.join("model"), Device::Cpu).unwrap(),
+        )
+    };
     let (va, vb) = (a.var_store().variables(), b.var_store().variables());
     assert_eq!(va.len(), vb.len());
     for (name, t) in &va {
