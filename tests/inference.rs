@@ -133,11 +133,37 @@ fn unpadded_passes_give_the_padded_vectors() {
         encoder.set_precision(precision).unwrap();
         encoder.set_unpad(UnpadPolicy::Never);
         let padded = rows(&encoder.encode(&sentences, 16).unwrap());
+        let padded_states = padded_position_states(&encoder, &sentences);
         encoder.set_unpad(UnpadPolicy::Always);
         let unpadded = rows(&encoder.encode(&sentences, 16).unwrap());
+        // The unpadded pass really ran: its padded positions come out as zeros, the
+        // padded pass's as whatever the layers computed there.
+        let unpadded_states = padded_position_states(&encoder, &sentences);
+        assert_eq!(unpadded_states.abs().max().double_value(&[]), 0.0);
+        assert!(padded_states.abs().max().double_value(&[]) > 0.0);
         for (i, (a, b)) in padded.iter().zip(&unpadded).enumerate() {
             let c = cosine(a, b);
             assert!(c > bound, "{precision:?}: sentence {i} cosine {c}");
         }
     }
+}
+
+/// The last layer's token states at the padded positions of one inference pass over
+/// `sentences`, as a flat tensor.
+fn padded_position_states(
+    encoder: &lase::model::SentenceEncoder,
+    sentences: &[String],
+) -> tch::Tensor {
+    let _no_grad = tch::no_grad_guard();
+    let tokens = encoder.tokenize(sentences).unwrap();
+    let items: Vec<_> = tokens.iter().collect();
+    let batch = encoder.batch(&items);
+    let states = encoder.transformer().forward_t(
+        &batch.input_ids,
+        &batch.token_type_ids,
+        &batch.attention_mask,
+        false,
+    );
+    let padding = batch.attention_mask.eq(0).unsqueeze(-1).expand_as(&states);
+    states.masked_select(&padding).to_kind(tch::Kind::Float)
 }

@@ -24,7 +24,7 @@
 use tch::{Kind, Tensor, nn};
 
 use super::config::{Activation, EncoderConfig};
-use super::linear::{Linear, LinearKernel};
+use super::linear::{InferenceLinear, Linear, LinearKernel};
 use super::param_init::{embedding, layer_norm, linear, linear_no_bias};
 use super::token_layout::{TokenLayout, UnpadPolicy};
 use crate::error::Result;
@@ -126,8 +126,8 @@ pub struct BertSelfAttention {
     key: Linear,
     value: Linear,
     /// With an inference kernel (packed bfloat16 or int8): query, key and value as one
-    /// [3H, H] product.
-    qkv: Option<Linear>,
+    /// [3H, H] product (the packed copy alone: the float parameters stay in the three).
+    qkv: Option<InferenceLinear>,
     num_heads: i64,
     head_dim: i64,
     dropout: f64,
@@ -179,7 +179,7 @@ impl BertSelfAttention {
         };
         let (q, k, v) = match &self.qkv {
             Some(qkv) => {
-                let all = padded(qkv.forward(hidden, autocast));
+                let all = padded(qkv.forward(hidden, None));
                 let mut parts = all.split(h, -1).into_iter().map(heads);
                 let mut next = || parts.next().expect("three [B, S, H] parts");
                 (next(), next(), next())
@@ -220,17 +220,14 @@ impl BertSelfAttention {
             let _guard = tch::no_grad_guard();
             let parts = [&self.query, &self.key, &self.value].map(Linear::parameters);
             let weight = Tensor::cat(&parts.map(|(w, _)| w), 0);
-            let bias = parts
-                .iter()
-                .map(|(_, b)| b.map(Tensor::shallow_clone))
-                .collect::<Option<Vec<_>>>()
-                .map(|b| Tensor::cat(&b, 0));
-            let mut fused = Linear::new(nn::Linear {
-                ws: weight,
-                bs: bias,
+            // A part without a bias adds zeros (BERT has all three).
+            let bias = parts.iter().any(|(_, b)| b.is_some()).then(|| {
+                let each = parts.map(|(w, b)| {
+                    b.map_or_else(|| w.zeros_like().select(1, 0), Tensor::shallow_clone)
+                });
+                Tensor::cat(&each, 0)
             });
-            fused.set_kernel(kernel)?;
-            self.qkv = Some(fused);
+            self.qkv = InferenceLinear::pack(kernel, &weight, bias.as_ref())?;
             for linear in [&mut self.query, &mut self.key, &mut self.value] {
                 linear.set_kernel(LinearKernel::Plain)?;
             }

@@ -20,16 +20,54 @@ pub enum LinearKernel {
     PackedBf16,
 }
 
+/// A linear layer's weights in an inference kernel's own format, without the float
+/// parameters they were made from: what [`Linear`] keeps beside its parameters, and what
+/// a fused product (the attention's query, key and value as one) keeps alone.
 #[derive(Debug)]
-enum InferenceCopy {
+pub enum InferenceLinear {
     Int8(Int8Linear),
     PackedBf16(PackedLinear),
+}
+
+impl InferenceLinear {
+    /// `weight` [out, in] and `bias` [out] packed for `kernel`; None for
+    /// [`LinearKernel::Plain`], which has no copy of its own.
+    pub fn pack(
+        kernel: LinearKernel,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+    ) -> Result<Option<Self>> {
+        let _guard = tch::no_grad_guard();
+        Ok(match kernel {
+            LinearKernel::Plain => None,
+            LinearKernel::Int8 => Some(Self::Int8(Int8Linear::pack(weight, bias)?)),
+            LinearKernel::PackedBf16 => Some(Self::PackedBf16(PackedLinear::pack(weight, bias)?)),
+        })
+    }
+
+    /// `act(x W^T + b)` (no activation: None): packed bfloat16 runs the activation
+    /// inside the product (oneDNN's post-op), int8 after it.
+    pub fn forward(&self, x: &Tensor, act: Option<Activation>) -> Tensor {
+        match (self, act) {
+            (Self::Int8(int8), None) => int8.forward(x),
+            (Self::Int8(int8), Some(act)) => act.apply(&int8.forward(x)),
+            (Self::PackedBf16(packed), None) => packed.forward(x, FusedActivation::None),
+            (Self::PackedBf16(packed), Some(act)) => packed.forward(x, act.fused()),
+        }
+    }
+
+    pub fn kernel(&self) -> LinearKernel {
+        match self {
+            Self::Int8(_) => LinearKernel::Int8,
+            Self::PackedBf16(_) => LinearKernel::PackedBf16,
+        }
+    }
 }
 
 #[derive(Debug)]
 pub struct Linear {
     float: nn::Linear,
-    copy: Option<InferenceCopy>,
+    copy: Option<InferenceLinear>,
 }
 
 impl Linear {
@@ -43,10 +81,7 @@ impl Linear {
     /// own kind.
     pub fn forward(&self, x: &Tensor, autocast: Option<Kind>) -> Tensor {
         match (&self.copy, autocast) {
-            (Some(InferenceCopy::Int8(int8)), _) => int8.forward(x),
-            (Some(InferenceCopy::PackedBf16(packed)), _) => {
-                packed.forward(x, FusedActivation::None)
-            }
+            (Some(copy), _) => copy.forward(x, None),
             (None, None) => self.float.forward(x),
             (None, Some(kind)) => x.to_kind(kind).linear(
                 &self.float.ws.to_kind(kind),
@@ -59,8 +94,8 @@ impl Linear {
     /// product (oneDNN's post-op), otherwise after it.
     pub fn forward_activated(&self, x: &Tensor, autocast: Option<Kind>, act: Activation) -> Tensor {
         match &self.copy {
-            Some(InferenceCopy::PackedBf16(packed)) => packed.forward(x, act.fused()),
-            _ => act.apply(&self.forward(x, autocast)),
+            Some(copy) => copy.forward(x, Some(act)),
+            None => act.apply(&self.forward(x, autocast)),
         }
     }
 
@@ -73,27 +108,14 @@ impl Linear {
     /// [`LinearKernel::Plain`], so products use the parameters again). Packing bfloat16
     /// fails where oneDNN has no bfloat16 kernel; the caller then keeps `Plain`.
     pub fn set_kernel(&mut self, kernel: LinearKernel) -> Result<()> {
-        let _guard = tch::no_grad_guard();
-        self.copy = match kernel {
-            LinearKernel::Plain => None,
-            LinearKernel::Int8 => Some(InferenceCopy::Int8(Int8Linear::pack(
-                &self.float.ws,
-                self.float.bs.as_ref(),
-            )?)),
-            LinearKernel::PackedBf16 => Some(InferenceCopy::PackedBf16(PackedLinear::pack(
-                &self.float.ws,
-                self.float.bs.as_ref(),
-            )?)),
-        };
+        self.copy = InferenceLinear::pack(kernel, &self.float.ws, self.float.bs.as_ref())?;
         Ok(())
     }
 
     pub fn kernel(&self) -> LinearKernel {
-        match self.copy {
-            None => LinearKernel::Plain,
-            Some(InferenceCopy::Int8(_)) => LinearKernel::Int8,
-            Some(InferenceCopy::PackedBf16(_)) => LinearKernel::PackedBf16,
-        }
+        self.copy
+            .as_ref()
+            .map_or(LinearKernel::Plain, InferenceLinear::kernel)
     }
 }
 
@@ -122,15 +144,11 @@ mod tests {
             bs: Some(Tensor::randn([width], (Kind::Float, Device::Cpu))),
         };
         let parts = [part(), part(), part()];
-        let stacked = nn::Linear {
-            ws: Tensor::cat(&parts.each_ref().map(|p| &p.ws), 0),
-            bs: Some(Tensor::cat(
-                &parts.each_ref().map(|p| p.bs.as_ref().unwrap()),
-                0,
-            )),
-        };
-        let mut fused = Linear::new(stacked);
-        fused.set_kernel(LinearKernel::Int8).unwrap();
+        let weight = Tensor::cat(&parts.each_ref().map(|p| &p.ws), 0);
+        let bias = Tensor::cat(&parts.each_ref().map(|p| p.bs.as_ref().unwrap()), 0);
+        let fused = InferenceLinear::pack(LinearKernel::Int8, &weight, Some(&bias))
+            .unwrap()
+            .unwrap();
         let all = fused.forward(x, None);
         assert_eq!(all.size(), vec![2, 7, 3 * width]);
         for (i, p) in parts.into_iter().enumerate() {

@@ -18,6 +18,7 @@ use super::st_folder::{
     DENSE_TYPE, FolderModules, ModulesWriter, NORMALIZE_TYPE, POOLING_TYPE, TokenizerFiles,
     check_weights_size, missing_weights, read_json, write_json, write_sentence_bert_config,
 };
+use super::token_layout::UnpadPolicy;
 use crate::error::{LaseError, Result};
 use crate::io::atomic::write_atomic;
 use crate::io::safetensors::{StorageDtype, assign, read_safetensors, write_safetensors_as};
@@ -515,7 +516,7 @@ impl SentenceEncoder {
 
     /// When inference passes run the transformer's layers on the real tokens only
     /// (`crate::model::token_layout`; default: `LASE_UNPAD`, else auto).
-    pub fn set_unpad(&mut self, policy: crate::model::token_layout::UnpadPolicy) {
+    pub fn set_unpad(&mut self, policy: UnpadPolicy) {
         self.transformer.set_unpad(policy);
     }
 

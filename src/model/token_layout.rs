@@ -10,15 +10,19 @@
 //!
 //! When it pays: a server's forward passes hold the few requests that arrived together,
 //! so their sentences differ in length more than in `lase embed`'s passes (length-sorted
-//! over the whole input). [`TokenLayout::worth_packing`] packs a pass when at least
-//! [`MIN_PADDING`] of its positions are padding; below that the gather and scatter cost
-//! more than the products they save. `LASE_UNPAD` = `auto` (default) | `always` | `never`
-//! overrides the rule, for comparisons.
+//! over the whole input). [`TokenLayout::worth_packing`] packs a CPU pass when at least
+//! [`MIN_PADDING`] of its positions are padding: packing every pass of `lase embed`'s
+//! length-sorted input cost 2.5% (docs/benchmarks.md, "Unpadded forward passes"), so
+//! nearly unpadded passes stay padded. On a GPU the rule packs nothing (one copy per
+//! sentence is a kernel launch each, and the GPU side is not measured yet).
+//! `LASE_UNPAD` = `auto` (default) | `always` | `never` overrides the rule, for
+//! comparisons.
 
 use tch::{Device, Kind, Tensor};
 
-/// Packing pays once this share of a pass's [B, S] positions is padding
-/// (docs/benchmarks.md, "Unpadded forward passes").
+/// `auto` packs a CPU pass with at least this share of its [B, S] positions padding: a
+/// chosen value, not a measured break-even (docs/benchmarks.md, "Unpadded forward
+/// passes", measured it against never and always packing).
 pub const MIN_PADDING: f64 = 0.04;
 
 /// Where a padded batch's real tokens sit. Sentence b's tokens are positions
@@ -35,9 +39,11 @@ pub struct TokenLayout {
 /// `LASE_UNPAD`'s settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnpadPolicy {
-    /// Pack passes with at least [`MIN_PADDING`] padding.
+    /// Pack CPU passes with at least [`MIN_PADDING`] padding.
     Auto,
+    /// Pack every inference pass, on any device.
     Always,
+    /// Keep every pass padded.
     Never,
 }
 
@@ -108,7 +114,7 @@ impl TokenLayout {
         let padding = 1.0 - layout.tokens() as f64 / positions as f64;
         let wanted = match policy {
             UnpadPolicy::Always => true,
-            UnpadPolicy::Auto => padding >= MIN_PADDING,
+            UnpadPolicy::Auto => padding >= MIN_PADDING && hidden.device() == Device::Cpu,
             UnpadPolicy::Never => false,
         };
         wanted.then_some(layout)
@@ -126,10 +132,7 @@ impl TokenLayout {
 
     /// [B, S, W] (or [B * S, W]) -> the real tokens' rows [T, W].
     pub fn pack(&self, padded: &Tensor) -> Tensor {
-        let width = *padded
-            .size()
-            .last()
-            .expect("a tensor with a last dimension");
+        let width = last_dim(padded);
         let padded = padded.reshape([self.batch * self.seq, width]).contiguous();
         let packed = Tensor::empty([self.tokens(), width], (padded.kind(), padded.device()));
         self.move_rows(&padded, &packed, Direction::Pack);
@@ -138,10 +141,7 @@ impl TokenLayout {
 
     /// [T, W] -> [B, S, W], zeros at padded positions.
     pub fn unpack(&self, packed: &Tensor) -> Tensor {
-        let width = *packed
-            .size()
-            .last()
-            .expect("a tensor with a last dimension");
+        let width = last_dim(packed);
         let packed = packed.contiguous();
         let padded = Tensor::empty(
             [self.batch * self.seq, width],
@@ -155,6 +155,11 @@ impl TokenLayout {
     /// [T, W] matrices (both contiguous, same kind and device); unpacking also zeros the
     /// padded rows. On the CPU one memcpy per block; elsewhere one copy_ per block.
     fn move_rows(&self, padded: &Tensor, packed: &Tensor, direction: Direction) {
+        // The copies are outside autograd: never on tensors that record gradients.
+        assert!(
+            !padded.requires_grad() && !packed.requires_grad(),
+            "unpadded passes are for tensors without gradients"
+        );
         if padded.device() == Device::Cpu {
             self.move_rows_by_memcpy(padded, packed, direction);
         } else {
@@ -163,21 +168,35 @@ impl TokenLayout {
     }
 
     fn move_rows_by_memcpy(&self, padded: &Tensor, packed: &Tensor, direction: Direction) {
+        assert!(padded.device() == Device::Cpu && packed.device() == Device::Cpu);
         assert!(padded.is_contiguous() && packed.is_contiguous());
         assert_eq!(padded.kind(), packed.kind());
+        assert_eq!(packed.dim(), 2);
         assert_eq!(padded.size(), vec![self.batch * self.seq, packed.size()[1]]);
         assert_eq!(packed.size()[0], self.tokens());
         let row_bytes = padded.size()[1] as usize * padded.kind().elt_size_in_bytes();
+        let (padded_bytes, packed_bytes) = (
+            padded.size()[0] as usize * row_bytes,
+            packed.size()[0] as usize * row_bytes,
+        );
+        if padded_bytes == 0 {
+            return;
+        }
         let padded_ptr = padded.data_ptr() as *mut u8;
         let packed_ptr = packed.data_ptr() as *mut u8;
+        let (padded_at, packed_at) = (padded_ptr as usize, packed_ptr as usize);
+        assert!(
+            padded_at + padded_bytes <= packed_at || packed_at + packed_bytes <= padded_at,
+            "the padded and packed tensors overlap"
+        );
         for (b, (&len, &start)) in self.lengths.iter().zip(&self.starts).enumerate() {
             let row = b * self.seq as usize;
             let (len, start) = (len as usize, start as usize);
-            // SAFETY: checked above: both tensors are contiguous, of one kind and width,
-            // with B * S and T = sum(lengths) rows; row + len <= (b + 1) * S <= B * S and
-            // start + len <= T, so every range lies inside its tensor; the two are
-            // distinct allocations (pack and unpack create one of them), so they do not
-            // overlap.
+            // SAFETY: checked above: both tensors are contiguous CPU tensors of one kind
+            // and width, with B * S and T = sum(lengths) rows (lengths within 0..=S, as
+            // `of` checked the mask against them); row + len <= (b + 1) * S <= B * S and
+            // start + len <= T, so every range lies inside its tensor; their byte ranges
+            // do not overlap.
             unsafe {
                 let padded_rows = padded_ptr.add(row * row_bytes);
                 let packed_rows = packed_ptr.add(start * row_bytes);
@@ -215,6 +234,11 @@ impl TokenLayout {
             }
         }
     }
+}
+
+/// The last dimension's size (the row width).
+fn last_dim(t: &Tensor) -> i64 {
+    *t.size().last().expect("a tensor with a last dimension")
 }
 
 #[derive(Clone, Copy)]
@@ -256,8 +280,7 @@ mod tests {
         let layout = TokenLayout::of(&mask()).unwrap();
         for kind in [Kind::Float, Kind::BFloat16] {
             let x = Tensor::randn([9, 4], (Kind::Float, Device::Cpu)).to_kind(kind);
-            let packed =
-                [Direction::Pack; 2].map(|_| Tensor::full([5, 4], 7.0, (kind, Device::Cpu)));
+            let packed = [0, 1].map(|_| Tensor::full([5, 4], 7.0, (kind, Device::Cpu)));
             layout.move_rows_by_memcpy(&x, &packed[0], Direction::Pack);
             layout.move_rows_by_copy(&x, &packed[1], Direction::Pack);
             assert!(packed[0].equal(&packed[1]));

@@ -11,11 +11,12 @@
 //!    matches greedily, longest piece first, so an English word tokenises as before
 //!    unless a new piece is a longer match inside it (the test below checks a sentence;
 //!    the MSE term on the English side pulls any changed ones back to the teacher).
-//!    With [`PieceSelection::Unreadable`] only pieces that the old vocabulary spells with
-//!    [UNK] are kept (each holds a character it lacks): a word the old vocabulary could
-//!    read has none of those characters, so no new piece matches inside it and it
+//!    With [`PieceSelection::Unreadable`] only pieces holding a character that no old
+//!    piece holds are kept: a word the old vocabulary could read is spelled by old pieces,
+//!    so it has none of those characters, no new piece matches inside it, and it
 //!    tokenises exactly as before. The model then computes the same vectors as before
-//!    for all text it could read, and only scripts it read as [UNK] get new rows.
+//!    for all text it could read, and only what it read as [UNK] gets new rows (each
+//!    such piece's old spelling is [UNK], so its row starts as [UNK]'s).
 //! 3. Each new row of the word-embedding matrix starts as the mean of the teacher's rows
 //!    of the piece's tokenisation under the old vocabulary (a common initialisation for
 //!    added tokens; a piece the old vocabulary cannot spell gets [UNK]'s row).
@@ -53,7 +54,7 @@ pub enum PieceSelection {
     /// The most frequent pieces the old vocabulary lacks.
     #[default]
     Any,
-    /// Only pieces the old vocabulary spells with [UNK] (see the module doc).
+    /// Only pieces holding a character no old piece holds (see the module doc).
     Unreadable,
 }
 
@@ -152,9 +153,9 @@ pub(crate) fn read_wordpiece(
     Ok((json, tokenizer, prefix))
 }
 
-/// The `pieces` most frequent pieces that `old` (vocabulary `old_vocab`) lacks, from a WordPiece trained on the
-/// sample with `old`'s normaliser and pre-tokeniser; with [`PieceSelection::Unreadable`]
-/// only those `old` spells with [UNK].
+/// The `pieces` most frequent pieces that `old` (vocabulary `old_vocab`) lacks, from a
+/// WordPiece trained on the sample with `old`'s normaliser and pre-tokeniser; with
+/// [`PieceSelection::Unreadable`] only those holding a character no old piece holds.
 fn learn_pieces(
     old: &Tokenizer,
     old_vocab: &std::collections::HashMap<String, u32>,
@@ -163,13 +164,7 @@ fn learn_pieces(
     selection: PieceSelection,
     prefix: &str,
 ) -> Result<Vec<String>> {
-    let unk = old.token_to_id("[UNK]");
-    let unreadable = |piece: &str| {
-        let text = piece.strip_prefix(prefix).unwrap_or(piece);
-        old.encode(text, false)
-            .map(|e| e.get_ids().iter().any(|&id| Some(id) == unk))
-            .unwrap_or(true)
-    };
+    let alphabet = Alphabet::of(old_vocab.keys(), prefix);
     let trainer = WordPieceTrainer::builder()
         .vocab_size(old_vocab.len() + pieces * 2)
         .min_frequency(3)
@@ -193,9 +188,31 @@ fn learn_pieces(
         .into_iter()
         .map(|(p, _)| p)
         .filter(|p| !old_vocab.contains_key(p) && p != prefix)
-        .filter(|p| selection == PieceSelection::Any || unreadable(p))
+        .filter(|p| selection == PieceSelection::Any || alphabet.lacks_a_character_of(p))
         .take(pieces)
         .collect())
+}
+
+/// The characters of a vocabulary's pieces (continuation prefix stripped).
+struct Alphabet<'a> {
+    chars: std::collections::HashSet<char>,
+    prefix: &'a str,
+}
+
+impl<'a> Alphabet<'a> {
+    fn of<'p>(pieces: impl Iterator<Item = &'p String>, prefix: &'a str) -> Self {
+        let chars = pieces
+            .flat_map(|p| p.strip_prefix(prefix).unwrap_or(p).chars())
+            .collect();
+        Self { chars, prefix }
+    }
+
+    /// Whether `piece` holds a character no piece of the vocabulary holds: then no word
+    /// the vocabulary can spell contains it.
+    fn lacks_a_character_of(&self, piece: &str) -> bool {
+        let text = piece.strip_prefix(self.prefix).unwrap_or(piece);
+        text.chars().any(|c| !self.chars.contains(&c))
+    }
 }
 
 /// The model's weights with one embedding row appended per added piece: the mean of the
@@ -422,6 +439,10 @@ mod tests {
         for piece in &added {
             let text = piece.strip_prefix("##").unwrap_or(piece);
             assert!(ids(&old, text).contains(&unk), "{piece} was readable");
+            assert!(
+                text.chars()
+                    .any(|c| !('a'..='z').chain('а'..='я').any(|k| k == c))
+            );
         }
         for sentence in ["привет мир", "кошка собака", "the cat"] {
             assert_eq!(ids(&new, sentence), ids(&old, sentence), "{sentence}");
@@ -432,6 +453,23 @@ mod tests {
             any.iter().any(|p| p.contains('о') || p.contains('и')),
             "{any:?}"
         );
+    }
+
+    /// Counter-examples to "spelled with [UNK] means unreadable": with `##a` and `##b` but
+    /// no `a`, the piece `##ab` spells as [UNK] alone yet matches inside `xab`; with `x` and
+    /// `##yz` but no `##y`, `xy` spells as [UNK] yet matches inside `xyz`. Neither holds a
+    /// new character, so neither is unreadable; a piece with one is.
+    #[test]
+    fn only_pieces_with_a_new_character_are_unreadable() {
+        let vocab: Vec<String> = ["[UNK]", "x", "##a", "##b", "##yz"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let alphabet = Alphabet::of(vocab.iter(), "##");
+        assert!(!alphabet.lacks_a_character_of("##ab"));
+        assert!(!alphabet.lacks_a_character_of("xy"));
+        assert!(alphabet.lacks_a_character_of("##aλ"));
+        assert!(alphabet.lacks_a_character_of("λ"));
     }
 
     #[test]
