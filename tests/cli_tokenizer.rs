@@ -199,3 +199,104 @@ fn extend_without_a_setting_and_coverage_of_a_bad_line_fail_naming_them() {
         "{stderr}"
     );
 }
+
+/// `train_only_added_rows` with `pieces_from = "unreadable"`: a few training steps change
+/// the added word-embedding rows and leave every other weight of lase-mini (the old rows,
+/// the transformer, the dense head) bit for bit as it was, so German (which lase-mini reads)
+/// embeds exactly as before while Burmese (which it read as [UNK]) does not.
+#[test]
+fn training_only_the_added_rows_keeps_every_other_weight() {
+    use lase::model::SentenceEncoder;
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = recipe(dir.path(), 30);
+    let text = std::fs::read_to_string(&recipe).unwrap().replace(
+        "sample_sentences = 100 }",
+        "sample_sentences = 100, pieces_from = \"unreadable\", train_only_added_rows = true }",
+    ) + "[objective]\ncontrastive = \"info-nce\"\nxtr = false\n\
+         [optimizer]\nlr = 0.01\n\
+         [schedule]\nsteps = 4\nwarmup_steps = 0\nbatch_pairs = 4\n\
+         [run]\neval_every = 0\ncheckpoint_every = 0\n";
+    std::fs::write(&recipe, text).unwrap();
+    let run = dir.path().join("run");
+    succeed(
+        lase()
+            .args(["train", "--quiet", "--config"])
+            .arg(&recipe)
+            .arg("--out")
+            .arg(&run),
+    );
+    let old_rows = lase::train::encoder_init::rows_before_extension(&run).unwrap() as i64;
+    let init = SentenceEncoder::load(run.join("init"), tch::Device::Cpu).unwrap();
+    let trained = SentenceEncoder::load(run.join("model"), tch::Device::Cpu).unwrap();
+    let before = init.var_store().variables();
+    let after = trained.var_store().variables();
+    assert_eq!(before.len(), after.len());
+    let mut added_rows_moved = false;
+    for (name, b) in &before {
+        let a = after[name].to_kind(tch::Kind::Float);
+        let b = b.to_kind(tch::Kind::Float);
+        if name.ends_with("word_embeddings.weight") {
+            let rows = b.size()[0];
+            assert!(
+                rows > old_rows,
+                "{name}: {rows} rows, {old_rows} before extension"
+            );
+            assert!(
+                a.narrow(0, 0, old_rows).equal(&b.narrow(0, 0, old_rows)),
+                "{name}"
+            );
+            added_rows_moved = !a.narrow(0, old_rows, rows - old_rows).equal(&b.narrow(
+                0,
+                old_rows,
+                rows - old_rows,
+            ));
+        } else {
+            assert!(a.equal(&b), "{name} changed");
+        }
+    }
+    assert!(added_rows_moved, "training changed none of the added rows");
+
+    // What the vectors show: German embeds as before, Burmese does not.
+    let embed = |model: &Path, lines: &[&str], name: &str| {
+        let input = dir.path().join(format!("{name}.txt"));
+        std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+        let output = dir.path().join(format!("{name}.npy"));
+        succeed(
+            lase()
+                .args(["embed", "--quiet", "--precision", "f32", "--model"])
+                .arg(model)
+                .arg("--input")
+                .arg(&input)
+                .arg("--output")
+                .arg(&output),
+        );
+        std::fs::read(&output).unwrap()
+    };
+    assert_eq!(
+        embed(&run.join("init"), &GERMAN, "deu-init"),
+        embed(&run.join("model"), &GERMAN, "deu-trained")
+    );
+    assert_ne!(
+        embed(&run.join("init"), &BURMESE, "mya-init"),
+        embed(&run.join("model"), &BURMESE, "mya-trained")
+    );
+}
+
+#[test]
+fn training_only_the_added_rows_refuses_a_new_output_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = recipe(dir.path(), 30);
+    let text = std::fs::read_to_string(&recipe).unwrap().replace(
+        "sample_sentences = 100 }",
+        "sample_sentences = 100, train_only_added_rows = true }\noutput_dim = 128",
+    );
+    std::fs::write(&recipe, text).unwrap();
+    let stderr = fail(
+        lase()
+            .args(["train", "--quiet", "--config"])
+            .arg(&recipe)
+            .arg("--out")
+            .arg(dir.path().join("run")),
+    );
+    assert!(stderr.contains("train_only_added_rows"), "{stderr}");
+}

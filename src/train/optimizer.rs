@@ -8,7 +8,9 @@
 //! θ ← θ - lr · (m / (1-β1^t)) / ( sqrt(v / (1-β2^t)) + ε )
 //! ```
 //!
-//! Biases and LayerNorm parameters get no weight decay (BERT's convention).
+//! Biases and LayerNorm parameters get no weight decay (BERT's convention). A parameter
+//! can keep its leading rows frozen ([`AdamW::freeze_leading_rows`]): they get no update,
+//! no decay and no share of the gradient norm.
 
 use std::collections::BTreeMap;
 
@@ -23,6 +25,20 @@ struct Slot {
     m: Tensor,
     v: Tensor,
     decay: bool,
+    /// Leading rows (first dimension) left as they are.
+    frozen_rows: i64,
+}
+
+impl Slot {
+    /// The part of `t` (the parameter, its gradient or a moment) that trains.
+    fn trained(&self, t: &Tensor) -> Tensor {
+        if self.frozen_rows == 0 {
+            t.shallow_clone()
+        } else {
+            let rows = t.size()[0];
+            t.narrow(0, self.frozen_rows, rows - self.frozen_rows)
+        }
+    }
 }
 
 /// AdamW over a fixed, named list of parameters.
@@ -48,6 +64,7 @@ impl AdamW {
                 m: param.zeros_like().detach(),
                 v: param.zeros_like().detach(),
                 decay: decays(&name),
+                frozen_rows: 0,
                 name,
                 param,
             })
@@ -57,6 +74,24 @@ impl AdamW {
             slots,
             step: 0,
         }
+    }
+
+    /// Keeps the first `rows` rows of parameter `name` as they are (e.g. the old rows of an
+    /// extended embedding matrix); the rows after them train.
+    pub fn freeze_leading_rows(&mut self, name: &str, rows: usize) -> Result<()> {
+        let slot = self
+            .slots
+            .iter_mut()
+            .find(|s| s.name == name)
+            .ok_or_else(|| LaseError::Model(format!("no trainable parameter {name}")))?;
+        let size = slot.param.size();
+        if size.is_empty() || rows as i64 >= size[0] {
+            return Err(LaseError::Model(format!(
+                "{name} has shape {size:?}: cannot freeze its first {rows} rows and train the rest"
+            )));
+        }
+        slot.frozen_rows = rows as i64;
+        Ok(())
     }
 
     pub fn steps_taken(&self) -> u64 {
@@ -80,8 +115,10 @@ impl AdamW {
             let norms: Vec<Tensor> = self
                 .slots
                 .iter()
-                .map(|s| s.param.grad())
-                .filter(Tensor::defined)
+                .filter_map(|s| {
+                    let g = s.param.grad();
+                    g.defined().then(|| s.trained(&g))
+                })
                 .map(|g| g.norm().to_kind(Kind::Double))
                 .collect();
             if norms.is_empty() {
@@ -100,9 +137,9 @@ impl AdamW {
     pub fn scale_grads(&mut self, factor: f64) {
         tch::no_grad(|| {
             for s in &mut self.slots {
-                let mut g = s.param.grad();
+                let g = s.param.grad();
                 if g.defined() {
-                    let _ = g.g_mul_scalar_(factor);
+                    let _ = s.trained(&g).g_mul_scalar_(factor);
                 }
             }
         });
@@ -121,20 +158,27 @@ impl AdamW {
                 if !g.defined() {
                     continue;
                 }
+                // Views: in-place updates of the trained rows are updates of the whole.
+                let (g, mut m, mut v, mut param) = (
+                    s.trained(&g),
+                    s.trained(&s.m),
+                    s.trained(&s.v),
+                    s.trained(&s.param),
+                );
                 // In place, two temporaries per tensor (as torch's single-tensor AdamW).
-                let _ = s.m.lerp_(&g, 1.0 - c.beta1);
-                let _ = s.v.g_mul_scalar_(c.beta2);
-                let _ = s.v.addcmul_(&(&g * (1.0 - c.beta2)), &g);
+                let _ = m.lerp_(&g, 1.0 - c.beta1);
+                let _ = v.g_mul_scalar_(c.beta2);
+                let _ = v.addcmul_(&(&g * (1.0 - c.beta2)), &g);
                 if s.decay && c.weight_decay > 0.0 {
-                    let _ = s.param.g_mul_scalar_(1.0 - lr * c.weight_decay);
+                    let _ = param.g_mul_scalar_(1.0 - lr * c.weight_decay);
                 }
                 // θ += m / d with d = -(sqrt(v) / sqrt(1-β2^t) + ε) · (1-β1^t) / lr.
                 if lr > 0.0 {
-                    let mut denom = s.v.sqrt();
+                    let mut denom = v.sqrt();
                     let _ = denom.g_div_scalar_(bias2_sqrt);
                     let _ = denom.g_add_scalar_(c.eps);
                     let _ = denom.g_mul_scalar_(-bias1 / lr);
-                    let _ = s.param.addcdiv_(&s.m, &denom);
+                    let _ = param.addcdiv_(&m, &denom);
                 }
             }
         });
@@ -215,5 +259,46 @@ mod tests {
         assert!(!decays("encoder.layer.0.output.LayerNorm.weight"));
         assert!(!decays("x.bias"));
         assert!(decays("x.weight"));
+    }
+
+    /// Frozen leading rows stay bit for bit (no update, no decay) and are left out of the
+    /// gradient norm; the other rows follow the same equations as an unfrozen copy of them.
+    #[test]
+    fn frozen_leading_rows_keep_their_values() {
+        let config = OptimizerConfig {
+            lr: 0.1,
+            weight_decay: 0.01,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            max_grad_norm: 0.0,
+        };
+        let start = Tensor::from_slice(&[1.0f64, -2.0, 3.0, 0.5, 4.0, -1.5]).view([3, 2]);
+        let p = start.copy().set_requires_grad(true);
+        // The same trained row (the last) as a parameter of its own.
+        let alone = start.narrow(0, 2, 1).copy().set_requires_grad(true);
+        let mut opt = AdamW::new(vec![("w".into(), p.shallow_clone())], &config);
+        let mut reference = AdamW::new(vec![("w".into(), alone.shallow_clone())], &config);
+        assert!(
+            opt.freeze_leading_rows("w", 3).is_err(),
+            "nothing would train"
+        );
+        assert!(opt.freeze_leading_rows("missing", 1).is_err());
+        opt.freeze_leading_rows("w", 2).unwrap();
+        for _ in 0..3 {
+            opt.zero_grad();
+            reference.zero_grad();
+            (&p * &p * 3.0).sum(Kind::Double).backward();
+            (&alone * &alone * 3.0).sum(Kind::Double).backward();
+            assert!((opt.grad_norm() - reference.grad_norm()).abs() < 1e-12);
+            opt.step(0.1);
+            reference.step(0.1);
+        }
+        assert!(p.narrow(0, 0, 2).equal(&start.narrow(0, 0, 2)));
+        assert!(p.narrow(0, 2, 1).equal(&alone));
+        assert!(
+            !alone.equal(&start.narrow(0, 2, 1)),
+            "the trained row moved"
+        );
     }
 }

@@ -115,28 +115,55 @@ pub(super) fn teacher_and_objective(
 }
 
 /// AdamW over the trainable parameters; with `freeze_encoder`, the transformer's
-/// weights get no gradients and are left out (its dense head still trains).
+/// weights get no gradients and are left out (its dense head still trains); with
+/// `extend_vocabulary.train_only_added_rows`, only the rows `out/init` added to the word
+/// embeddings train (every other encoder weight is left out, the old rows frozen).
 pub(super) fn new_optimizer(
     config: &TrainConfig,
     encoder: &SentenceEncoder,
     objective: &Objective,
-) -> AdamW {
-    AdamW::new(
+    out: &Path,
+) -> Result<AdamW> {
+    let added_rows_only = config
+        .model
+        .extend_vocabulary
+        .as_ref()
+        .is_some_and(|x| x.train_only_added_rows);
+    let is_word_embeddings = |name: &str| name.ends_with("embeddings.word_embeddings.weight");
+    let mut optimizer = AdamW::new(
         trainable_parameters(encoder, objective)
             .into_iter()
             .filter(|(name, t)| {
-                let frozen = config.model.freeze_encoder
-                    && name.starts_with("encoder.")
-                    && !name.starts_with("encoder.dense_");
+                let frozen = name.starts_with("encoder.")
+                    && if added_rows_only {
+                        !is_word_embeddings(name)
+                    } else {
+                        config.model.freeze_encoder && !name.starts_with("encoder.dense_")
+                    };
                 if frozen {
-                    // No gradients flow into the transformer at all.
+                    // No gradients flow into these weights at all.
                     let _ = t.shallow_clone().set_requires_grad(false);
                 }
                 !frozen
             })
             .collect(),
         &config.optimizer,
-    )
+    );
+    if added_rows_only {
+        let old_rows = super::encoder_init::rows_before_extension(out)?;
+        let names: Vec<String> = trainable_parameters(encoder, objective)
+            .into_iter()
+            .map(|(n, _)| n)
+            .filter(|n| n.starts_with("encoder.") && is_word_embeddings(n))
+            .collect();
+        let [name] = names.as_slice() else {
+            return Err(LaseError::Model(format!(
+                "train_only_added_rows needs one word-embedding matrix, the encoder has {names:?}"
+            )));
+        };
+        optimizer.freeze_leading_rows(name, old_rows)?;
+    }
+    Ok(optimizer)
 }
 
 /// What the optimizer updates, named as checkpoints store it: the encoder's variables

@@ -131,7 +131,7 @@ impl<'a> Trainer<'a> {
         let special_ids = special_token_ids(&encoder);
         let (teacher, mut objective) =
             teacher_and_objective(config, out, options, &train_set, &encoder, vocab_size)?;
-        let mut optimizer = new_optimizer(config, &encoder, &objective);
+        let mut optimizer = new_optimizer(config, &encoder, &objective, out)?;
 
         let mut state = TrainState {
             step: 0,

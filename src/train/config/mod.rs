@@ -93,6 +93,17 @@ impl TrainConfig {
                 "model.extend_vocabulary extends a pretrained model's vocabulary: set model.init_from".into(),
             );
         }
+        if m.extend_vocabulary
+            .as_ref()
+            .is_some_and(|x| x.train_only_added_rows)
+            && (m.freeze_encoder || m.output_dim.is_some())
+        {
+            return bad(
+                "model.extend_vocabulary.train_only_added_rows keeps every other weight as it is: \
+                 unset model.freeze_encoder and model.output_dim"
+                    .into(),
+            );
+        }
         if m.freeze_encoder && m.output_dim.is_none() {
             return bad(
                 "model.freeze_encoder trains only the dense head: set model.output_dim".into(),

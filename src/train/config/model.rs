@@ -58,6 +58,14 @@ pub struct VocabularyExtension {
     /// old vocabulary spells with [UNK], so text it could read tokenises as before.
     #[serde(default)]
     pub pieces_from: crate::tokenizer::extend::PieceSelection,
+    /// Train only the added rows of the word-embedding matrix and keep every other weight
+    /// of `init_from` (the transformer, the old rows, the head) as it is: Artetxe, Ruder &
+    /// Yogatama (ACL 2020, "On the Cross-lingual Transferability of Monolingual
+    /// Representations") learn a new language's token embeddings under a frozen body.
+    /// With `pieces_from = "unreadable"` the text the old vocabulary could read keeps the
+    /// old model's vectors exactly, so only the languages it read as [UNK] can change.
+    #[serde(default)]
+    pub train_only_added_rows: bool,
 }
 
 impl VocabularyExtension {
