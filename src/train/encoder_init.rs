@@ -47,8 +47,11 @@ pub fn initial_encoder(
     new_encoder(&config.model, tokenizer_json, device)
 }
 
-/// `init_from` with the recipe's vocabulary extension, written once to `out/init/` (the
-/// sample and the trainer are seeded, so a re-run writes the same folder). Public for
+/// `init_from` with the recipe's vocabulary extension, written once to `out/init/` and
+/// reused by a resumed run. The sample is seeded, but the tokenizers crate's WordPiece
+/// trainer breaks ties between equally frequent merges in an order that changes from
+/// process to process, so building it again can differ by a few pieces (three runs of one
+/// recipe: 45,912, 45,913 and 45,918 pieces; docs/results.md). Public for
 /// `lase tokenizer extend`, which builds the folder a run would start from without
 /// starting the run.
 pub fn extended_init(
