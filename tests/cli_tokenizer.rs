@@ -225,7 +225,9 @@ fn training_only_the_added_rows_keeps_every_other_weight() {
             .arg("--out")
             .arg(&run),
     );
-    let old_rows = lase::train::encoder_init::rows_before_extension(&run).unwrap() as i64;
+    let old_rows = lase::train::encoder_init::rows_of_extension(&run)
+        .unwrap()
+        .0 as i64;
     let init = SentenceEncoder::load(run.join("init"), tch::Device::Cpu).unwrap();
     let trained = SentenceEncoder::load(run.join("model"), tch::Device::Cpu).unwrap();
     let before = init.var_store().variables();
@@ -280,23 +282,51 @@ fn training_only_the_added_rows_keeps_every_other_weight() {
         embed(&run.join("init"), &BURMESE, "mya-init"),
         embed(&run.join("model"), &BURMESE, "mya-trained")
     );
-}
 
-#[test]
-fn training_only_the_added_rows_refuses_a_new_output_layer() {
-    let dir = tempfile::tempdir().unwrap();
-    let recipe = recipe(dir.path(), 30);
-    let text = std::fs::read_to_string(&recipe).unwrap().replace(
-        "sample_sentences = 100 }",
-        "sample_sentences = 100, train_only_added_rows = true }\noutput_dim = 128",
-    );
-    std::fs::write(&recipe, text).unwrap();
+    // A record that does not match the model's rows is refused, naming the file.
+    let record_path = run.join("init").join("EXTENDED");
+    let mut record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record_path).unwrap()).unwrap();
+    record["report"]["new_vocab_size"] = serde_json::json!(old_rows);
+    std::fs::write(&record_path, record.to_string()).unwrap();
     let stderr = fail(
         lase()
             .args(["train", "--quiet", "--config"])
             .arg(&recipe)
             .arg("--out")
-            .arg(dir.path().join("run")),
+            .arg(&run),
     );
-    assert!(stderr.contains("train_only_added_rows"), "{stderr}");
+    assert!(
+        stderr.contains("EXTENDED") && stderr.contains("train_only_added_rows"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn training_only_the_added_rows_refuses_a_new_output_layer_or_a_frozen_encoder() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = recipe(dir.path(), 30);
+    let text = std::fs::read_to_string(&recipe).unwrap();
+    for (n, extra) in ["output_dim = 128", "freeze_encoder = true"]
+        .into_iter()
+        .enumerate()
+    {
+        let bad = text.replace(
+            "sample_sentences = 100 }",
+            &format!("sample_sentences = 100, train_only_added_rows = true }}\n{extra}"),
+        );
+        std::fs::write(&recipe, bad).unwrap();
+        let stderr = fail(
+            lase()
+                .args(["train", "--quiet", "--config"])
+                .arg(&recipe)
+                .arg("--out")
+                .arg(dir.path().join(format!("run{n}"))),
+        );
+        assert!(
+            stderr.contains("train_only_added_rows keeps every other weight")
+                && stderr.contains("unset model.freeze_encoder and model.output_dim"),
+            "{extra}: {stderr}"
+        );
+    }
 }

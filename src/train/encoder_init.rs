@@ -129,17 +129,20 @@ pub fn extended_init(
     Ok(target)
 }
 
-/// How many word-embedding rows the model `out/init/` was extended from had (its
+/// The word-embedding rows before and after the extension that built `out/init/` (its
 /// EXTENDED record, written by [`extended_init`]).
-pub fn rows_before_extension(out: &Path) -> Result<usize> {
+pub fn rows_of_extension(out: &Path) -> Result<(usize, usize)> {
     let path = out.join("init").join("EXTENDED");
     let text = std::fs::read_to_string(&path).map_err(|e| LaseError::io(&path, e))?;
     let record: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| LaseError::bad_file(&path, format!("not JSON: {e}")))?;
-    record["report"]["old_vocab_size"]
-        .as_u64()
-        .map(|v| v as usize)
-        .ok_or_else(|| LaseError::bad_file(&path, "no report.old_vocab_size"))
+    let rows = |key: &str| {
+        record["report"][key]
+            .as_u64()
+            .map(|v| v as usize)
+            .ok_or_else(|| LaseError::bad_file(&path, format!("no report.{key}")))
+    };
+    Ok((rows("old_vocab_size")?, rows("new_vocab_size")?))
 }
 
 /// `encoder` with a new dense layer d -> k (PyTorch's nn.Linear initialisation: weight

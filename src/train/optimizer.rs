@@ -108,7 +108,8 @@ impl AdamW {
         }
     }
 
-    /// Global L2 norm of all gradients: each tensor's norm in its own precision (no
+    /// Global L2 norm of the gradients of what trains (frozen rows left out): each tensor's
+    /// norm in its own precision (no
     /// float64 copy of the gradients), combined in float64.
     pub fn grad_norm(&self) -> f64 {
         tch::no_grad(|| {
@@ -133,7 +134,8 @@ impl AdamW {
         })
     }
 
-    /// Multiplies every gradient by `factor` (clipping, accumulation averaging).
+    /// Multiplies the gradients of what trains by `factor` (clipping, accumulation
+    /// averaging).
     pub fn scale_grads(&mut self, factor: f64) {
         tch::no_grad(|| {
             for s in &mut self.slots {
@@ -290,6 +292,10 @@ mod tests {
             reference.zero_grad();
             (&p * &p * 3.0).sum(Kind::Double).backward();
             (&alone * &alone * 3.0).sum(Kind::Double).backward();
+            assert!((opt.grad_norm() - reference.grad_norm()).abs() < 1e-12);
+            // Clipping scales what trains in both.
+            opt.scale_grads(0.5);
+            reference.scale_grads(0.5);
             assert!((opt.grad_norm() - reference.grad_norm()).abs() < 1e-12);
             opt.step(0.1);
             reference.step(0.1);

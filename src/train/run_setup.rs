@@ -150,7 +150,7 @@ pub(super) fn new_optimizer(
         &config.optimizer,
     );
     if added_rows_only {
-        let old_rows = super::encoder_init::rows_before_extension(out)?;
+        let (old_rows, new_rows) = super::encoder_init::rows_of_extension(out)?;
         let names: Vec<String> = trainable_parameters(encoder, objective)
             .into_iter()
             .map(|(n, _)| n)
@@ -161,6 +161,21 @@ pub(super) fn new_optimizer(
                 "train_only_added_rows needs one word-embedding matrix, the encoder has {names:?}"
             )));
         };
+        let rows = trainable_parameters(encoder, objective)
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.size()[0] as usize)
+            .unwrap_or(0);
+        if new_rows != rows || old_rows >= new_rows {
+            return Err(LaseError::bad_file(
+                out.join("init").join("EXTENDED"),
+                format!(
+                    "records an extension from {old_rows} to {new_rows} rows, but {name} has \
+                     {rows} rows: train_only_added_rows needs the run's own extension with \
+                     at least one added piece"
+                ),
+            ));
+        }
         optimizer.freeze_leading_rows(name, old_rows)?;
     }
     Ok(optimizer)
