@@ -126,6 +126,7 @@ def main():
                     help="how each graph stores its vectors (lase --ann-storage; faiss HNSWFlat / HNSWSQ)")
     ap.add_argument("--rescored-per-k", type=int, default=4,
                     help="candidates per neighbour rescored in f32 (lase's RESCORED_PER_K); faiss does the same")
+    ap.add_argument("--no-faiss", action="store_true", help="lase's rows only (faiss at other ef: bench/ann_scale_faiss_ef.py)")
     args = ap.parse_args()
     args.sizes = sorted(int(s) for s in args.sizes.split(","))
     args.storages = args.storages.split(",")
@@ -166,7 +167,7 @@ def main():
                             "recall": recall})
             print(f"| {n:,} | {name} | {knn:.1f} | {seconds:.1f} | {rss:.0f} | {recall[0]:.4f} / {recall[1]:.4f} |",
                   flush=True)
-        for st in args.storages:
+        for st in ([] if args.no_faiss else args.storages):
             seconds, rss, out = timed([sys.executable, "-c", FAISS, str(d / "src.npy"), str(d / "tgt.npy"),
                                        str(args.M), str(args.ef_construction), str(args.ef), str(args.k),
                                        str(args.threads), "1000", st, str(args.rescored_per_k)])
