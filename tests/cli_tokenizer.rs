@@ -28,6 +28,16 @@ fn fail(command: &mut Command) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// `lase train --quiet --config RECIPE --out OUT`.
+fn train(recipe: &Path, out: &Path) -> Command {
+    let mut c = lase();
+    c.args(["train", "--quiet", "--config"])
+        .arg(recipe)
+        .arg("--out")
+        .arg(out);
+    c
+}
+
 fn lase_mini() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("models/lase-mini")
 }
@@ -218,13 +228,7 @@ fn training_only_the_added_rows_keeps_every_other_weight() {
          [run]\neval_every = 0\ncheckpoint_every = 0\n";
     std::fs::write(&recipe, text).unwrap();
     let run = dir.path().join("run");
-    succeed(
-        lase()
-            .args(["train", "--quiet", "--config"])
-            .arg(&recipe)
-            .arg("--out")
-            .arg(&run),
-    );
+    succeed(&mut train(&recipe, &run));
     let old_rows = lase::train::encoder_init::rows_of_extension(&run)
         .unwrap()
         .0 as i64;
@@ -289,13 +293,7 @@ fn training_only_the_added_rows_keeps_every_other_weight() {
         serde_json::from_str(&std::fs::read_to_string(&record_path).unwrap()).unwrap();
     record["report"]["new_vocab_size"] = serde_json::json!(old_rows);
     std::fs::write(&record_path, record.to_string()).unwrap();
-    let stderr = fail(
-        lase()
-            .args(["train", "--quiet", "--config"])
-            .arg(&recipe)
-            .arg("--out")
-            .arg(&run),
-    );
+    let stderr = fail(&mut train(&recipe, &run));
     assert!(
         stderr.contains("EXTENDED") && stderr.contains("train_only_added_rows"),
         "{stderr}"
@@ -316,13 +314,7 @@ fn training_only_the_added_rows_refuses_a_new_output_layer_or_a_frozen_encoder()
             &format!("sample_sentences = 100, train_only_added_rows = true }}\n{extra}"),
         );
         std::fs::write(&recipe, bad).unwrap();
-        let stderr = fail(
-            lase()
-                .args(["train", "--quiet", "--config"])
-                .arg(&recipe)
-                .arg("--out")
-                .arg(dir.path().join(format!("run{n}"))),
-        );
+        let stderr = fail(&mut train(&recipe, &dir.path().join(format!("run{n}"))));
         assert!(
             stderr.contains("train_only_added_rows keeps every other weight")
                 && stderr.contains("unset model.freeze_encoder and model.output_dim"),

@@ -230,17 +230,22 @@ impl AdamW {
 mod tests {
     use super::*;
 
-    /// Against a hand-unrolled AdamW on a scalar: two steps.
-    #[test]
-    fn matches_the_adamw_equations() {
-        let config = OptimizerConfig {
+    /// lr 0.1, weight decay 0.01, torch's betas and epsilon, no clipping.
+    fn config() -> OptimizerConfig {
+        OptimizerConfig {
             lr: 0.1,
             weight_decay: 0.01,
             beta1: 0.9,
             beta2: 0.999,
             eps: 1e-8,
             max_grad_norm: 0.0,
-        };
+        }
+    }
+
+    /// Against a hand-unrolled AdamW on a scalar: two steps.
+    #[test]
+    fn matches_the_adamw_equations() {
+        let config = config();
         let p = Tensor::from_slice(&[1.0f64]).set_requires_grad(true);
         let mut opt = AdamW::new(vec![("w".into(), p.shallow_clone())], &config);
         let (mut theta, mut m, mut v) = (1.0f64, 0.0, 0.0);
@@ -267,14 +272,7 @@ mod tests {
     /// gradient norm; the other rows follow the same equations as an unfrozen copy of them.
     #[test]
     fn frozen_leading_rows_keep_their_values() {
-        let config = OptimizerConfig {
-            lr: 0.1,
-            weight_decay: 0.01,
-            beta1: 0.9,
-            beta2: 0.999,
-            eps: 1e-8,
-            max_grad_norm: 0.0,
-        };
+        let config = config();
         let start = Tensor::from_slice(&[1.0f64, -2.0, 3.0, 0.5, 4.0, -1.5]).view([3, 2]);
         let p = start.copy().set_requires_grad(true);
         // The same trained row (the last) as a parameter of its own.

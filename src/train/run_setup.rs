@@ -130,8 +130,15 @@ pub(super) fn new_optimizer(
         .as_ref()
         .is_some_and(|x| x.train_only_added_rows);
     let is_word_embeddings = |name: &str| name.ends_with("embeddings.word_embeddings.weight");
+    let params = trainable_parameters(encoder, objective);
+    // The word-embedding matrices (name, rows): the one whose added rows train.
+    let embeddings: Vec<(String, usize)> = params
+        .iter()
+        .filter(|(n, _)| n.starts_with("encoder.") && is_word_embeddings(n))
+        .map(|(n, t)| (n.clone(), t.size()[0] as usize))
+        .collect();
     let mut optimizer = AdamW::new(
-        trainable_parameters(encoder, objective)
+        params
             .into_iter()
             .filter(|(name, t)| {
                 let frozen = name.starts_with("encoder.")
@@ -151,21 +158,13 @@ pub(super) fn new_optimizer(
     );
     if added_rows_only {
         let (old_rows, new_rows) = super::encoder_init::rows_of_extension(out)?;
-        let names: Vec<String> = trainable_parameters(encoder, objective)
-            .into_iter()
-            .map(|(n, _)| n)
-            .filter(|n| n.starts_with("encoder.") && is_word_embeddings(n))
-            .collect();
-        let [name] = names.as_slice() else {
+        let [(name, rows)] = embeddings.as_slice() else {
+            let names: Vec<&String> = embeddings.iter().map(|(n, _)| n).collect();
             return Err(LaseError::Model(format!(
                 "train_only_added_rows needs one word-embedding matrix, the encoder has {names:?}"
             )));
         };
-        let rows = trainable_parameters(encoder, objective)
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, t)| t.size()[0] as usize)
-            .unwrap_or(0);
+        let rows = *rows;
         if new_rows != rows || old_rows >= new_rows {
             return Err(LaseError::bad_file(
                 out.join("init").join("EXTENDED"),
