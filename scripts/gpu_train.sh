@@ -16,6 +16,8 @@
 #       bench/embed_speed.py, all-MiniLM-L6-v2's tokenizer.json and the 128 pairs of
 #       bench/train_step.py (LASE_GPU_BENCH_PAIRS, LASE_GPU_BENCH_TOKENIZER: others).
 #       Prints the device calls to make, in order.
+#       LASE_GPU_BENCH_TRAIN_STEP=0: no train_step binary and pairs (device-bench's
+#       train-step part then reports them missing).
 #   scripts/gpu_train.sh stage NAME PART
 #       On the device (one call per part, carry .gpu/NAME/parts/PART): keeps the part
 #       in $LASE_GPU_STAGE (default /tmp/lase-gpu), which lasts while the machine is warm.
@@ -27,7 +29,7 @@
 #         and encode sentences/s vs sentence-transformers on the same GPU, f32 and bf16
 #         (bench/embed_speed.py --device cuda), LASE_GPU_BENCH_SENTENCES (20,000) English
 #         sentences of the bundle (4,000 ran in under a second: too short to time),
-#         the recipe's teacher.
+#         the recipe's teacher, best of LASE_GPU_BENCH_REPEATS (3) runs per setting.
 #       train-step (each precision at most LASE_GPU_BENCH_TRAIN_SECONDS, 110): one
 #         training step, lase vs PyTorch on the same GPU, same model and batch
 #         (bench/train_step.py --device cuda), in f32 and in bf16 (PyTorch: torch.autocast;
@@ -45,7 +47,8 @@
 #       at most SECONDS (checkpointed; resumes the bundled checkpoint; LASE_GPU_SETS=
 #       "KEY=VALUE ..." adds --set options), then cuts the checkpoint (weights, as f16
 #       unless LASE_GPU_SHIP_DTYPE=f32; step; sampler position; not the AdamW moments,
-#       twice the weights' size) and the best-dev model (best-model/, same dtype) into
+#       twice the weights' size) and the best-dev model (best-model/, same dtype; only
+#       its dev.json where it is the checkpoint's step) into
 #       <= 15 MiB pieces and puts the first 4 of them and
 #       run.log in $OUT.
 #   scripts/gpu_train.sh fetch NAME
@@ -137,7 +140,10 @@ pack() {
   shift 2
   [[ -f $recipe ]] || die "$recipe: no such recipe"
   [[ -x $LASE ]] || die "$LASE: build it first (cargo build --release)"
-  [[ -x $TRAIN_STEP ]] || die "$TRAIN_STEP: build it first (cargo build --release --example train_step)"
+  local with_train_step=1
+  [[ ${LASE_GPU_BENCH_TRAIN_STEP:-1} == 0 ]] && with_train_step=0
+  ((with_train_step == 0)) || [[ -x $TRAIN_STEP ]] ||
+    die "$TRAIN_STEP: build it first (cargo build --release --example train_step), or LASE_GPU_BENCH_TRAIN_STEP=0"
   local bench_tokenizer=${LASE_GPU_BENCH_TOKENIZER:-models/all-MiniLM-L6-v2/tokenizer.json}
   [[ -f $bench_tokenizer ]] || die "$bench_tokenizer missing (scripts/setup.sh fetches it; LASE_GPU_BENCH_TOKENIZER names another)"
   local part_mb
@@ -149,15 +155,18 @@ pack() {
   strip -o "$bundle/lase" "$LASE"
   # device-bench's train-step comparison: its binary, the bench scripts, the tokenizer and
   # the 128 pairs bench/train_step.py takes from ../shared/data (or LASE_GPU_BENCH_PAIRS).
-  strip -o "$bundle/train_step" "$TRAIN_STEP"
+  # LASE_GPU_BENCH_TRAIN_STEP=0 leaves it out (the binary is most of a part once measured).
   mkdir -p "$bundle/bench"
   cp bench/train_step.py bench/embed_speed.py "$bundle/bench/"
   cp "$bench_tokenizer" "$bundle/bench/tokenizer.json"
-  if [[ -n ${LASE_GPU_BENCH_PAIRS:-} ]]; then
-    cp "$LASE_GPU_BENCH_PAIRS" "$bundle/bench/train-step-pairs.tsv"
-  else
-    python3 bench/train_step.py --write-pairs "$bundle/bench/train-step-pairs.tsv" >/dev/null ||
-      die "bench/train_step.py --write-pairs failed (no ../shared/data? LASE_GPU_BENCH_PAIRS names a TSV instead)"
+  if ((with_train_step)); then
+    strip -o "$bundle/train_step" "$TRAIN_STEP"
+    if [[ -n ${LASE_GPU_BENCH_PAIRS:-} ]]; then
+      cp "$LASE_GPU_BENCH_PAIRS" "$bundle/bench/train-step-pairs.tsv"
+    else
+      python3 bench/train_step.py --write-pairs "$bundle/bench/train-step-pairs.tsv" >/dev/null ||
+        die "bench/train_step.py --write-pairs failed (no ../shared/data? LASE_GPU_BENCH_PAIRS names a TSV instead)"
+    fi
   fi
   mkdir -p "$bundle/tree/repo/$(dirname "$recipe")"
   cp "$recipe" "$bundle/tree/repo/$recipe"
@@ -252,7 +261,7 @@ bench_embed() { # NAME: encode parity and sentences/s (bench/embed_speed.py), in
   echo "== embed: bench/embed_speed.py, ${LASE_GPU_DEVICE:-cuda}, $(wc -l <"$sentences") sentences" >>"$out/bench.txt"
   PYTHONUNBUFFERED=1 timeout "${LASE_GPU_BENCH_EMBED_SECONDS:-330}" python3 "$dir/bundle/bench/embed_speed.py" --device "${LASE_GPU_DEVICE:-cuda}" \
     --lase "$dir/bundle/lase" --model "$dir/bundle/tree/repo/$teacher" --sentences "$sentences" --threads "$(nproc)" --n "$(wc -l <"$sentences")" \
-    --repeats 3 2>&1 | tee -a "$out/bench.txt"
+    --repeats "${LASE_GPU_BENCH_REPEATS:-3}" 2>&1 | tee -a "$out/bench.txt"
   return "${PIPESTATUS[0]}"
 }
 
@@ -350,9 +359,21 @@ device_run() {
   fi
   touch "$ship/checkpoint/TRANSFERRED"
   # The model at the best dev P@1 of this call (the trainer's best-model/), in the same dtype.
+  # Where it is the checkpoint's own step (a schedule that ends with its best eval), only
+  # its dev.json travels, marked AT_CHECKPOINT: unpack copies the checkpoint's weights in,
+  # and the return is one model's pieces, not two.
   if [[ -f $run/best-model/dev.json ]]; then
-    LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$dir/bundle/lase" export \
-      --model "$run/best-model" --output "$ship/best-model" --dtype "${LASE_GPU_SHIP_DTYPE:-f16}" >/dev/null
+    local best_step checkpoint_step
+    best_step=$(json_field "$run/best-model/dev.json" step)
+    checkpoint_step=$(json_field "$run/checkpoint/state.json" step)
+    mkdir -p "$ship/best-model"
+    if [[ $best_step == "$checkpoint_step" ]]; then
+      touch "$ship/best-model/AT_CHECKPOINT"
+      log "best-model is the checkpoint's step $checkpoint_step: its weights travel once"
+    else
+      LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$dir/bundle/lase" export \
+        --model "$run/best-model" --output "$ship/best-model" --dtype "${LASE_GPU_SHIP_DTYPE:-f16}" >/dev/null
+    fi
     cp "$run/best-model/dev.json" "$ship/best-model/"
   fi
   for f in config.toml metrics.jsonl; do [[ -f $run/$f ]] && cp "$run/$f" "$ship/"; done
@@ -393,6 +414,11 @@ unpack() {
   [[ -f $work/x/$name/checkpoint/state.json ]] || die "the pieces hold no checkpoint of $name"
   mkdir -p "runs/$name"
   for f in config.toml metrics.jsonl; do [[ -f $work/x/$name/$f ]] && mv "$work/x/$name/$f" "runs/$name/$f"; done
+  local best=$work/x/$name/best-model
+  if [[ -f $best/AT_CHECKPOINT ]]; then # device-run sent the checkpoint's weights once
+    cp -r "$work/x/$name/checkpoint/encoder/." "$best/"
+    rm "$best/AT_CHECKPOINT"
+  fi
   swap_in "$work/x/$name/checkpoint" "runs/$name/checkpoint"
   install_best_model "$name" "$work/x/$name/best-model"
   log "runs/$name/checkpoint at step $(json_field "runs/$name/checkpoint/state.json" step)"

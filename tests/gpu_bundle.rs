@@ -83,7 +83,8 @@ fn step_of(state: &Path) -> u64 {
 
 /// Runs one device round: stage every part (one "call" each, each with a fresh $OUT),
 /// device-run, fetch, unpack.
-fn round(name: &str, stage: &Path, outs: &Path, k: usize) {
+/// Returns device-run's output.
+fn round(name: &str, stage: &Path, outs: &Path, k: usize) -> String {
     let parts_dir = repo().join(format!(".gpu/{name}/parts"));
     let mut parts: Vec<String> = std::fs::read_dir(&parts_dir)
         .unwrap()
@@ -127,6 +128,39 @@ fn round(name: &str, stage: &Path, outs: &Path, k: usize) {
         ],
         &[],
     );
+    log
+}
+
+/// How many model.safetensors files the pieces that came back hold.
+fn weight_files_returned(outs: &[PathBuf]) -> usize {
+    let mut pieces: Vec<PathBuf> = outs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("piece-")
+        })
+        .collect();
+    pieces.sort_by_key(|p| p.file_name().unwrap().to_owned());
+    let joined = outs[0].with_file_name("pieces-joined.gz");
+    let bytes: Vec<u8> = pieces
+        .iter()
+        .flat_map(|p| std::fs::read(p).unwrap())
+        .collect();
+    std::fs::write(&joined, bytes).unwrap();
+    let listed = Command::new("tar")
+        .arg("-tzf")
+        .arg(&joined)
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "{listed:?}");
+    String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter(|l| l.ends_with("model.safetensors"))
+        .count()
 }
 
 /// device-bench's train-step part from the staged bundle: lase's side of
@@ -255,7 +289,17 @@ checkpoint_every = 2
     let packed = script(&pack_args, &pack_env);
     assert!(packed.contains("device-run"), "{packed}");
     assert!(packed.contains("1 test sentences found"), "{packed}");
-    round(&name, &stage, &outs, 1);
+    let log = round(&name, &stage, &outs, 1);
+    // The best-dev model is the checkpoint's step here: its weights travel once, and
+    // unpack makes best-model/ of them.
+    assert!(
+        log.contains("best-model is the checkpoint's step 1"),
+        "{log}"
+    );
+    assert_eq!(
+        weight_files_returned(&[outs.join("run1"), outs.join("fetch1")]),
+        1
+    );
     let run = repo().join(format!("runs/{name}"));
     let state = run.join("checkpoint/state.json");
     assert_eq!(step_of(&state), 1);
@@ -305,7 +349,7 @@ checkpoint_every = 2
     std::fs::remove_dir_all(&stage).unwrap();
     let packed = script(&pack_args, &pack_env);
     assert!(packed.contains("resuming"), "{packed}");
-    round(&name, &stage, &outs, 2);
+    let _ = round(&name, &stage, &outs, 2);
     let log = std::fs::read_to_string(outs.join("run2/run.log")).unwrap();
     assert!(
         log.contains("AdamW restarts its moments at step 1"),
