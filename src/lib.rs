@@ -9,6 +9,7 @@ pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod inference;
+pub mod interpolate;
 pub mod io;
 pub mod lang;
 pub mod losses;

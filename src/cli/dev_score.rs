@@ -1,6 +1,8 @@
 //! `lase dev-score`: a model scored on a recipe's dev split (the pairs `lase train`
 //! carves out of the training data and scores itself on; never a test set), so models
-//! from different runs, or a shipped one, are compared on the same pairs.
+//! from different runs, or a shipped one, are compared on the same pairs; with
+//! `--teacher`, also how much of the teacher's similarity structure it keeps
+//! (`lase::train::dev_similarity`).
 
 use std::path::PathBuf;
 
@@ -29,6 +31,12 @@ pub struct DevScoreArgs {
     /// f32 weights, which no inference precision reproduces exactly).
     #[arg(long, default_value = "f32")]
     precision: PrecisionChoice,
+    /// Also score how well the model keeps this model's (its English teacher's) similarity
+    /// structure: Spearman x100 between the two models' cosines over every pair of the
+    /// split's distinct pivot-side sentences (at most 2,000), a dev-side guard for English
+    /// similarity, which the retrieval scores cannot see.
+    #[arg(long)]
+    teacher: Option<PathBuf>,
 }
 
 pub fn dev_score(args: DevScoreArgs, device: tch::Device) -> Result<()> {
@@ -64,8 +72,24 @@ pub fn dev_score(args: DevScoreArgs, device: tch::Device) -> Result<()> {
             dev.non_pivot_len()
         );
     }
+    let mut json = serde_json::to_value(&scores)?;
+    if let Some(teacher_dir) = &args.teacher {
+        use lase::train::dev_similarity::{distinct_sentences, similarity_agreement};
+        let teacher = load_encoder(teacher_dir, device, args.precision)?;
+        let sentences = distinct_sentences(dev.pivot_targets());
+        let agreement = similarity_agreement(&encoder, &teacher, &sentences)?;
+        println!(
+            "{}: similarity agreement with {} {:.2} (Spearman x100 of the cosines of all {} pairs of {} distinct pivot-side dev sentences)",
+            args.model.display(),
+            teacher_dir.display(),
+            agreement.spearman,
+            agreement.pairs,
+            agreement.sentences
+        );
+        json["similarity_agreement"] = serde_json::to_value(&agreement)?;
+    }
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&scores)? + "\n";
+        let text = serde_json::to_string_pretty(&json)? + "\n";
         lase::io::atomic::write_atomic(path, text.as_bytes())?;
     }
     Ok(())

@@ -69,6 +69,9 @@ pub enum Command {
     /// Reduce a model's output dimension with a PCA projection fitted on sample
     /// sentences, appended as a dense layer (the encoder is unchanged).
     ReduceDim(model_tools::ReduceDimArgs),
+    /// Interpolate two models of one architecture and vocabulary: (1 - alpha) * MODEL +
+    /// alpha * TO, every weight (WiSE-FT), e.g. a run's weights back towards its start.
+    Interpolate(model_tools::InterpolateArgs),
     /// Copy a BERT-family model folder keeping some of its layers, feed-forward neurons
     /// and vocabulary pieces: the starting point of a thin student.
     Shrink(model_tools::ShrinkArgs),
@@ -113,5 +116,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Export(args) => model_tools::export(args),
         Command::ReduceDim(args) => model_tools::reduce_dim(args, device),
         Command::Shrink(args) => model_tools::shrink(args),
+        Command::Interpolate(args) => model_tools::interpolate(args),
     }
 }

@@ -66,6 +66,41 @@ pub struct ExportArgs {
     dtype: StorageDtype,
 }
 
+#[derive(Args)]
+pub struct InterpolateArgs {
+    /// The model at alpha 0 (its tokenizer and head files are copied).
+    #[arg(long)]
+    model: PathBuf,
+    /// The model at alpha 1: the same parameters, shapes and tokenizer.
+    #[arg(long)]
+    to: PathBuf,
+    /// Where on the line: 0 keeps --model, 1 gives --to.
+    #[arg(long)]
+    alpha: f64,
+    /// Folder to write (sentence-transformers layout).
+    #[arg(long)]
+    output: PathBuf,
+    /// Stored weight dtype: f16 or f32.
+    #[arg(long, default_value = "f16")]
+    dtype: StorageDtype,
+}
+
+pub fn interpolate(args: InterpolateArgs) -> Result<()> {
+    let encoder = lase::interpolate::interpolate(&args.model, &args.to, args.alpha)?;
+    encoder.save_as(&args.output, args.dtype)?;
+    println!(
+        "wrote {}: {:.3} x {} + {:.3} x {} ({} weights, {:.1} MB on disk)",
+        args.output.display(),
+        1.0 - args.alpha,
+        args.model.display(),
+        args.alpha,
+        args.to.display(),
+        args.dtype,
+        walk_size(&args.output) as f64 / 1e6
+    );
+    Ok(())
+}
+
 pub fn reduce_dim(args: ReduceDimArgs, device: tch::Device) -> Result<()> {
     let dtype = args.dtype;
     let mut encoder = SentenceEncoder::load(&args.model, device)

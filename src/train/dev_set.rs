@@ -137,6 +137,15 @@ impl DevSet {
             .sum()
     }
 
+    /// The target side of the pairs with the pivot (English, in lase-base's recipe), in
+    /// split order, duplicates included.
+    pub fn pivot_targets(&self) -> impl Iterator<Item = &str> {
+        self.groups
+            .iter()
+            .filter(|g| !g.non_pivot)
+            .flat_map(|g| g.tgt.iter().map(String::as_str))
+    }
+
     /// Non-pivot pairs, over all language pairs.
     pub fn non_pivot_len(&self) -> usize {
         self.groups

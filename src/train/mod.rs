@@ -8,6 +8,7 @@
 pub mod checkpoint;
 pub mod config;
 pub mod dev_set;
+pub mod dev_similarity;
 pub mod encoder_init;
 pub mod grad_cache;
 pub mod metrics;
