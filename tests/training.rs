@@ -170,6 +170,39 @@ fn contrastive_training_learns_to_retrieve_translations() {
         assert!((a - b).abs() < 1e-6, "{logged} {a} vs dev-score {b}");
     }
     assert_eq!(scored["languages"][0]["pairs"], 50);
+
+    // --teacher: the similarity agreement over the dev split's distinct target sentences.
+    // A model agrees with itself fully, and less with an untrained one.
+    let agreement = |teacher: &Path| -> f64 {
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_lase"))
+            .args(["dev-score", "--model"])
+            .arg(out.join("model"))
+            .arg("--config")
+            .arg(&recipe)
+            .arg("--teacher")
+            .arg(teacher)
+            .arg("--json")
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{run:?}");
+        let stdout = String::from_utf8_lossy(&run.stdout).to_string();
+        assert!(stdout.contains("similarity agreement with"), "{stdout}");
+        let scored: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let a = &scored["similarity_agreement"];
+        assert_eq!(a["sentences"], 50, "{a}");
+        assert_eq!(a["pairs"], 50 * 49 / 2, "{a}");
+        a["spearman"].as_f64().unwrap()
+    };
+    let itself = agreement(&out.join("model"));
+    assert!((itself - 100.0).abs() < 1e-9, "{itself}");
+    let untrained = dir.path().join("untrained");
+    common::tiny_encoder(common::tiny_config(), common::mean_head(16, true), 7)
+        .save(&untrained)
+        .unwrap();
+    let other = agreement(&untrained);
+    assert!(other < 95.0, "{other}");
 }
 
 #[test]
