@@ -258,7 +258,8 @@ fn stopped_and_resumed_run_ends_with_identical_weights() {
         let diff = (t - &vb[name]).abs().max().double_value(&[]);
         assert_eq!(diff, 0.0, "{name} differs by {diff}");
     }
-    // The metrics log has one record per logged step, no duplicates from the restarts.
+    // The metrics log has one record per logged step and one at each stop (steps 3 and
+    // 7), no duplicates from the restarts.
     let steps: Vec<u64> = std::fs::read_to_string(resumed.join("metrics.jsonl"))
         .unwrap()
         .lines()
@@ -268,7 +269,7 @@ fn stopped_and_resumed_run_ends_with_identical_weights() {
                 .unwrap()
         })
         .collect();
-    assert_eq!(steps, vec![5, 10]);
+    assert_eq!(steps, vec![3, 5, 7, 10]);
     // A different recipe in the same folder is refused.
     let mut other = config.clone();
     other.optimizer.lr = 1e-3;
@@ -1011,7 +1012,8 @@ fn the_best_dev_model_is_kept_beside_the_last() {
     );
     config.run.eval_every = 4;
     let out = dir.path().join("run");
-    // Killed at step 10 (best so far at 4 or 8), then resumed to the end.
+    // Stopped at step 10 (best so far at 4, 8 or 10: a stopped run evaluates its last
+    // step), then resumed to the end.
     let part = train(
         &config,
         &out,
@@ -1021,8 +1023,8 @@ fn the_best_dev_model_is_kept_beside_the_last() {
         },
     )
     .unwrap();
-    let early = part.best_dev.expect("two dev evaluations ran");
-    assert!(early.step <= 8, "{early:?}");
+    let early = part.best_dev.expect("three dev evaluations ran");
+    assert!(early.step <= 10, "{early:?}");
     let summary = train(&config, &out, &TrainOptions::default()).unwrap();
     let best = summary.best_dev.expect("dev evaluated");
     assert_eq!(
@@ -1041,7 +1043,9 @@ fn the_best_dev_model_is_kept_beside_the_last() {
             Some((v["step"].as_u64()?, v["dev_p_at_1"].as_f64()?))
         })
         .collect();
-    assert_eq!(dev.len(), 10, "{dev:?}");
+    // Every 4 steps, and step 10, where the first part stopped.
+    assert_eq!(dev.len(), 11, "{dev:?}");
+    assert!(dev.iter().any(|d| d.0 == 10), "{dev:?}");
     eprintln!("dev P@1 by step: {dev:?}; best {best:?}");
     // This seed's dev P@1 reaches its maximum before the last step, so "the last
     // model" or "the last step of the maximum" would fail the checks below.

@@ -201,14 +201,27 @@ impl<'a> Trainer<'a> {
             last_loss = Some(step.loss);
             bar.set_position(self.state.step);
 
+            let stop_now = self
+                .options
+                .stop_after_steps
+                .is_some_and(|n| steps_this_run >= n)
+                || self
+                    .options
+                    .time_limit
+                    .is_some_and(|t| started.elapsed() >= t);
+            // A run stopped early (a time slot, --stop-after) logs and evaluates its last
+            // step too, so best-model/ can be the checkpoint it leaves: a decaying schedule
+            // cut short is usually best at its last step.
             let log_now = self
                 .state
                 .step
                 .is_multiple_of(self.config.run.log_every.max(1))
-                || self.state.step == s.steps;
+                || self.state.step == s.steps
+                || stop_now;
             let eval_now = self.config.run.eval_every > 0
                 && (self.state.step.is_multiple_of(self.config.run.eval_every)
-                    || self.state.step == s.steps);
+                    || self.state.step == s.steps
+                    || stop_now);
             if log_now || eval_now {
                 let secs = window_start.elapsed().as_secs_f64().max(1e-9);
                 let pairs_per_second = window_pairs as f64 / secs;
@@ -226,14 +239,6 @@ impl<'a> Trainer<'a> {
                 window_pairs = 0;
                 window_start = Instant::now();
             }
-            let stop_now = self
-                .options
-                .stop_after_steps
-                .is_some_and(|n| steps_this_run >= n)
-                || self
-                    .options
-                    .time_limit
-                    .is_some_and(|t| started.elapsed() >= t);
             let checkpoint_now = self
                 .state
                 .step
