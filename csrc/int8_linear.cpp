@@ -1,7 +1,8 @@
 // Int8 linear layers for src/model/int8.rs: weights quantised once per output channel,
 // activations quantised per row (per token) at each call, the product in int8 with int32
 // sums by libtorch's `_int_mm` (oneDNN's s8 x s8 -> s32 matmul on x86: VNNI where the CPU
-// has it), the scales applied after it in float.
+// has it), the scales applied after it in float, in one pass with the layer's activation
+// (exact GELU or ReLU) and residual sum where the CPU has AVX-512F.
 //
 // Why per row and not per call (torch.ao's dynamic Linear, FBGEMM's
 // quantized::linear_dynamic, ONNX Runtime's dynamic int8): one scale per call comes from
@@ -167,6 +168,16 @@ QuantizeRow pick_quantize_row() {
   return quantize_row_plain;
 }
 
+// What follows the product on each output value, in the same pass as the scales (so the
+// layer's output is written once, while its rows are in cache): `kEpilogueGelu` is exact
+// GELU, x Phi(x) (BERT's "gelu"), `kEpilogueRelu` max(x, 0); a residual, when given, is
+// added after the activation. Without AVX-512F the activation and the residual run as
+// libtorch operations on the whole output after the scales (what the Rust side did before
+// the epilogue existed).
+constexpr int kEpilogueNone = 0;
+constexpr int kEpilogueGelu = 1;
+constexpr int kEpilogueRelu = 2;
+
 // One row of int32 sums back to float: sum x row_scale x channel_scale (+ bias).
 __attribute__((target_clones("avx512f", "avx2", "default"))) void dequantize_row(
     const int32_t* acc, float row_scale, const float* channel_scales, const float* bias,
@@ -182,6 +193,75 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void dequantize_row
       out[j] = static_cast<float>(acc[j]) * (row_scale * channel_scales[j]);
     }
   }
+}
+
+// exp(v) for v <= 0 (0 below -87): Cephes' expf, e^r = 1 + r + r^2 P(r) on
+// r in [-ln2/2, ln2/2] after v = n ln2 + r, then 2^n by scalef.
+__attribute__((target("avx512f"))) inline __m512 exp_nonpositive_avx512(__m512 v) {
+  v = _mm512_max_ps(v, _mm512_set1_ps(-87.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(v, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), v);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+// Exact GELU, 0.5 x (1 + erf(x / sqrt 2)), with erf by Abramowitz & Stegun 7.1.26
+// (absolute error <= 1.5e-7): the approximation oneDNN's gelu_erf kernel uses, which is
+// what libtorch's gelu ran on these layers before (its eltwise_gelu_erf primitive).
+__attribute__((target("avx512f"))) inline __m512 gelu_avx512(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(0.70710678118654752f));
+  const __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), z, one));
+  __m512 p = _mm512_set1_ps(1.061405429f);
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
+  p = _mm512_mul_ps(p, t);
+  const __m512 erf_abs =
+      _mm512_fnmadd_ps(p, exp_nonpositive_avx512(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), z), z)), one);
+  // erf(x) = sign(x) erf(|x|)
+  const __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN));
+  const __m512 erf = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(erf_abs), sign));
+  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(one, erf));
+}
+
+// One row of int32 sums to float with the scales, the bias, the epilogue's activation and
+// the residual, 16 values at a time.
+__attribute__((target("avx512f"))) void dequantize_row_epilogue_avx512(
+    const int32_t* acc, float row_scale, const float* channel_scales, const float* bias,
+    const float* residual, int epilogue, float* out, int64_t n) {
+  const __m512 rs = _mm512_set1_ps(row_scale);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m =
+        j + 16 <= n ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - j)) - 1u);
+    const __m512 a = _mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(m, acc + j));
+    const __m512 s = _mm512_mul_ps(rs, _mm512_maskz_loadu_ps(m, channel_scales + j));
+    __m512 y = bias != nullptr ? _mm512_fmadd_ps(a, s, _mm512_maskz_loadu_ps(m, bias + j))
+                               : _mm512_mul_ps(a, s);
+    if (epilogue == kEpilogueGelu) {
+      y = gelu_avx512(y);
+    } else if (epilogue == kEpilogueRelu) {
+      y = _mm512_max_ps(y, _mm512_setzero_ps());
+    }
+    if (residual != nullptr) {
+      y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, residual + j));
+    }
+    _mm512_mask_storeu_ps(out + j, m, y);
+  }
+}
+
+bool has_avx512f() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
 }
 
 // Rows per task of libtorch's intra-op thread pool: a row is 384-1536 values, so a few
@@ -221,10 +301,14 @@ void* lase_int8_linear_pack(const at::Tensor* weight, const at::Tensor* bias, ch
   }
 }
 
-// x W^T + b for a float input [..., in], returned as float [..., out]: each row of the
-// input quantised to int8 with its own scale, multiplied with the int8 weights in int32,
-// scaled back. Returns an owned tensor, or null with `err` set.
-at::Tensor* lase_int8_linear_forward(const at::Tensor* input, const void* handle, char* err,
+// act(x W^T + b) (+ residual) for a float input [..., in], returned as float [..., out]:
+// each row of the input quantised to int8 with its own scale, multiplied with the int8
+// weights in int32, scaled back, then `epilogue`'s activation (kEpilogue*) and the
+// residual (float [..., out], or null) in the same pass where the CPU has AVX-512F.
+// `fuse` = false runs the activation and the residual as separate libtorch operations
+// after the scales (for comparisons). Returns an owned tensor, or null with `err` set.
+at::Tensor* lase_int8_linear_forward(const at::Tensor* input, const void* handle, int epilogue,
+                                     const at::Tensor* residual, bool fuse, char* err,
                                      size_t err_len) {
   try {
     const auto* packed = static_cast<const Int8Weights*>(handle);
@@ -239,6 +323,18 @@ at::Tensor* lase_int8_linear_forward(const at::Tensor* input, const void* handle
     const int64_t m = x.numel() / k;
     std::vector<int64_t> out_sizes(x.sizes().begin(), x.sizes().end());
     out_sizes.back() = n;
+    if (epilogue != kEpilogueNone && epilogue != kEpilogueGelu && epilogue != kEpilogueRelu) {
+      throw std::invalid_argument("unknown epilogue " + std::to_string(epilogue));
+    }
+    std::optional<at::Tensor> res;
+    if (residual != nullptr) {
+      if (residual->sizes() != at::IntArrayRef(out_sizes)) {
+        throw std::invalid_argument("residual must have the output's sizes " +
+                                    c10::str(at::IntArrayRef(out_sizes)) + ", got " +
+                                    c10::str(residual->sizes()));
+      }
+      res = residual->to(at::kFloat).contiguous();
+    }
     if (m == 0) {
       return new at::Tensor(at::empty(out_sizes, x.options()));
     }
@@ -259,11 +355,31 @@ at::Tensor* lase_int8_linear_forward(const at::Tensor* input, const void* handle
     const float* cp = packed->scales.data_ptr<float>();
     const float* bp = packed->bias ? packed->bias->data_ptr<float>() : nullptr;
     float* op = out.data_ptr<float>();
+    static const bool avx512 = has_avx512f();
+    if (fuse && avx512) {
+      const float* rp = res ? res->data_ptr<float>() : nullptr;
+      at::parallel_for(0, m, kRowGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          dequantize_row_epilogue_avx512(ap + i * n, sp[i], cp, bp,
+                                         rp != nullptr ? rp + i * n : nullptr, epilogue,
+                                         op + i * n, n);
+        }
+      });
+      return new at::Tensor(out.view(out_sizes));
+    }
     at::parallel_for(0, m, kRowGrain, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         dequantize_row(ap + i * n, sp[i], cp, bp, op + i * n, n);
       }
     });
+    if (epilogue == kEpilogueGelu) {
+      out = at::gelu(out);
+    } else if (epilogue == kEpilogueRelu) {
+      out = at::relu(out);
+    }
+    if (res) {
+      out = out + res->view({m, n});
+    }
     return new at::Tensor(out.view(out_sizes));
   } catch (const std::exception& e) {
     report(e, err, err_len);

@@ -273,6 +273,13 @@ impl BertResidualOutput {
         train: bool,
         autocast: Option<Kind>,
     ) -> Tensor {
+        if !train {
+            // No dropout: the sum can come from the product's own pass (int8).
+            return self
+                .dense
+                .forward_residual(x, autocast, residual)
+                .apply(&self.layer_norm);
+        }
         let out = self.dense.forward(x, autocast).dropout(self.dropout, train);
         (out.to_kind(residual.kind()) + residual).apply(&self.layer_norm)
     }

@@ -7,7 +7,10 @@
 //! and an outlier token costs precision to itself only (a model's vector can still move
 //! with its batch at int8's noise level, through float32 attention's last bits:
 //! tests/parity_minilm.rs bounds it). The product is libtorch's `_int_mm` (oneDNN's s8 x s8 -> s32 matmul), reached
-//! through csrc/int8_linear.cpp with the quantisation around it. CPU only, inference only:
+//! through csrc/int8_linear.cpp with the quantisation around it; the pass that rescales
+//! the int32 sums also applies GELU or ReLU and adds a residual (the layer's output is
+//! written once; `LASE_INT8_EPILOGUE=separate` runs them as libtorch operations after
+//! it, for comparisons). CPU only, inference only:
 //! the int8 copy does not follow later changes to the float weights.
 
 use std::ffi::{CStr, c_char, c_void};
@@ -16,6 +19,7 @@ use std::ptr::NonNull;
 use tch::{Device, Tensor};
 use torch_sys::C_tensor;
 
+use super::config::Activation;
 use crate::error::{LaseError, Result};
 
 unsafe extern "C" {
@@ -28,6 +32,9 @@ unsafe extern "C" {
     fn lase_int8_linear_forward(
         input: *const C_tensor,
         packed: *const c_void,
+        epilogue: i32,
+        residual: *const C_tensor,
+        fuse: bool,
         err: *mut c_char,
         err_len: usize,
     ) -> *mut C_tensor;
@@ -128,12 +135,44 @@ impl Int8Linear {
 
     /// `x W^T + b` for a float input `[..., in]`; returns float `[..., out]`.
     pub fn try_forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.try_forward_with(x, None, None)
+    }
+
+    /// `act(x W^T + b) + residual` for a float input `[..., in]` (`residual`: float
+    /// `[..., out]`); returns float `[..., out]`. GELU (exact) and ReLU run in the pass
+    /// that applies the scales, as does the residual sum, so the output is written once
+    /// (on CPUs with AVX-512F; csrc/int8_linear.cpp); other activations run after it.
+    /// `LASE_INT8_EPILOGUE=separate` runs them all as separate operations (for
+    /// comparisons).
+    pub fn try_forward_with(
+        &self,
+        x: &Tensor,
+        act: Option<Activation>,
+        residual: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let epilogue = match act {
+            None => EPILOGUE_NONE,
+            Some(Activation::Gelu) => EPILOGUE_GELU,
+            Some(Activation::Relu) => EPILOGUE_RELU,
+            // No epilogue of its own: the activation, then the residual, after the product.
+            Some(other @ (Activation::GeluTanh | Activation::Silu)) => {
+                let out = other.apply(&self.try_forward_with(x, None, None)?);
+                return Ok(match residual {
+                    Some(r) => out + r,
+                    None => out,
+                });
+            }
+        };
         let mut err = [0u8; ERROR_BUFFER];
-        // SAFETY: as in `pack`; `self.packed` is alive for the call (freed only in Drop).
+        // SAFETY: as in `pack`; `self.packed` is alive for the call (freed only in Drop);
+        // the residual, when given, outlives the call.
         let out = unsafe {
             lase_int8_linear_forward(
                 x.as_ptr(),
                 self.packed.as_ptr(),
+                epilogue,
+                residual.map_or(std::ptr::null(), |r| r.as_ptr()),
+                fused_epilogue_wanted(),
                 err.as_mut_ptr().cast(),
                 err.len(),
             )
@@ -156,6 +195,29 @@ impl Int8Linear {
     pub fn forward(&self, x: &Tensor) -> Tensor {
         self.try_forward(x).unwrap_or_else(|e| panic!("{e}"))
     }
+
+    /// As [`Self::try_forward_with`], panicking on a libtorch error.
+    pub fn forward_with(
+        &self,
+        x: &Tensor,
+        act: Option<Activation>,
+        residual: Option<&Tensor>,
+    ) -> Tensor {
+        self.try_forward_with(x, act, residual)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+// csrc/int8_linear.cpp's kEpilogue* codes.
+const EPILOGUE_NONE: i32 = 0;
+const EPILOGUE_GELU: i32 = 1;
+const EPILOGUE_RELU: i32 = 2;
+
+/// Whether the activation and residual run in the scales' pass (default) or as separate
+/// operations after it (`LASE_INT8_EPILOGUE=separate`, for comparisons).
+fn fused_epilogue_wanted() -> bool {
+    static FUSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FUSED.get_or_init(|| std::env::var("LASE_INT8_EPILOGUE").map_or(true, |v| v != "separate"))
 }
 
 impl Drop for Int8Linear {
@@ -288,6 +350,110 @@ mod tests {
                 "a row's output changed with {others} louder rows on each side"
             );
         }
+    }
+
+    /// GELU and ReLU in the rescaling pass, and the residual sum, against the same
+    /// product followed by libtorch's operators: the activation to float32's accuracy
+    /// (GELU's erf to 1.5e-7 absolute, Abramowitz & Stegun 7.1.26, as oneDNN's gelu_erf),
+    /// over inputs from -12 to 12 (erf saturated on both sides) at widths that are not
+    /// multiples of 16; tanh-GELU and SiLU (no epilogue of their own) exactly.
+    #[test]
+    fn the_epilogue_matches_separate_operations() {
+        tch::manual_seed(11);
+        for (rows, width_in, width_out) in [(5i64, 32i64, 48i64), (3, 29, 37), (64, 16, 1536)] {
+            let w = Tensor::randn([width_out, width_in], (Kind::Float, Device::Cpu));
+            let b = Tensor::randn([width_out], (Kind::Float, Device::Cpu));
+            // Rows with small and large ranges, so the outputs span both erf tails.
+            let x = Tensor::randn([rows, width_in], (Kind::Float, Device::Cpu))
+                * Tensor::linspace(0.01, 1.5, rows, (Kind::Float, Device::Cpu)).unsqueeze(1);
+            let q = Int8Linear::pack(&w, Some(&b)).unwrap();
+            let plain = q.forward(&x);
+            let range = f64::try_from(plain.abs().max()).unwrap();
+            assert!(range > 3.0, "outputs reach GELU's saturated tails: {range}");
+            let residual = Tensor::randn([rows, width_out], (Kind::Float, Device::Cpu));
+            let cases = [
+                (Some(Activation::Gelu), None, 1e-6),
+                (Some(Activation::Relu), None, 0.0),
+                (None, Some(&residual), 1e-6),
+                (Some(Activation::Gelu), Some(&residual), 1e-6),
+                (Some(Activation::GeluTanh), Some(&residual), 0.0),
+                (Some(Activation::Silu), None, 0.0),
+            ];
+            for (act, res, tol) in cases {
+                let got = q.forward_with(&x, act, res);
+                let mut want = act.map_or_else(|| plain.shallow_clone(), |a| a.apply(&plain));
+                if let Some(r) = res {
+                    want += r;
+                }
+                let worst = f64::try_from((&got - &want).abs().max()).unwrap();
+                assert!(
+                    worst <= tol * (1.0 + range),
+                    "{act:?} residual {} [{rows}, {width_out}]: worst difference {worst}",
+                    res.is_some()
+                );
+            }
+            // The epilogue is not a no-op: GELU changes the negative outputs.
+            let gelu = q.forward_with(&x, Some(Activation::Gelu), None);
+            assert!(!gelu.allclose(&plain, 1e-3, 1e-3, false));
+        }
+        // Against exact GELU in float64 (an erf of its own below), not libtorch's: the
+        // products of a [64, 1536] layer, outputs from about -12 to 12.
+        let w = Tensor::randn([1536, 16], (Kind::Float, Device::Cpu));
+        let x = Tensor::randn([64, 16], (Kind::Float, Device::Cpu)) * 0.8;
+        let q = Int8Linear::pack(&w, None).unwrap();
+        let plain = Vec::<f32>::try_from(q.forward(&x).view([-1])).unwrap();
+        let got = Vec::<f32>::try_from(q.forward_with(&x, Some(Activation::Gelu), None).view([-1]))
+            .unwrap();
+        for (&v, &g) in plain.iter().zip(&got) {
+            let v = f64::from(v);
+            let want = 0.5 * v * (1.0 + erf(v / std::f64::consts::SQRT_2));
+            assert!(
+                (f64::from(g) - want).abs() <= 2e-7 * (1.0 + v.abs()),
+                "GELU({v}) = {g}, exact {want}"
+            );
+        }
+    }
+
+    /// erf to about 1e-13: its Maclaurin series for |x| < 3, the continued fraction of
+    /// erfc beyond.
+    fn erf(x: f64) -> f64 {
+        if x.abs() < 3.0 {
+            // erf x = 2/sqrt(pi) sum_n (-1)^n x^(2n+1) / (n! (2n+1))
+            let (mut term, mut sum) = (x, x);
+            for n in 1..200 {
+                term *= -x * x / n as f64;
+                sum += term / (2 * n + 1) as f64;
+            }
+            sum * 2.0 / std::f64::consts::PI.sqrt()
+        } else {
+            // erfc x = exp(-x^2)/(x sqrt(pi)) * 1/(1 + 1/(2x^2)/(1 + 2/(2x^2)/(1 + ...)))
+            let a = x.abs();
+            let mut f = 0.0;
+            for k in (1..60).rev() {
+                f = (k as f64 / 2.0) / (a + f);
+            }
+            let erfc = (-a * a).exp() / std::f64::consts::PI.sqrt() / (a + f);
+            (1.0 - erfc).copysign(x)
+        }
+    }
+
+    #[test]
+    fn a_residual_of_the_wrong_shape_is_an_error() {
+        let w = Tensor::randn([8, 4], (Kind::Float, Device::Cpu));
+        let q = Int8Linear::pack(&w, None).unwrap();
+        let x = Tensor::randn([3, 4], (Kind::Float, Device::Cpu));
+        let err = q
+            .try_forward_with(
+                &x,
+                None,
+                Some(&Tensor::zeros([3, 7], (Kind::Float, Device::Cpu))),
+            )
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("residual must have the output's sizes"),
+            "{err}"
+        );
     }
 
     #[test]

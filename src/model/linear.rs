@@ -46,11 +46,11 @@ impl InferenceLinear {
     }
 
     /// `act(x W^T + b)` (no activation: None): packed bfloat16 runs the activation
-    /// inside the product (oneDNN's post-op), int8 after it.
+    /// inside the product (oneDNN's post-op), int8 in the pass that rescales the int32
+    /// sums (GELU, ReLU; others after it).
     pub fn forward(&self, x: &Tensor, act: Option<Activation>) -> Tensor {
         match (self, act) {
-            (Self::Int8(int8), None) => int8.forward(x),
-            (Self::Int8(int8), Some(act)) => act.apply(&int8.forward(x)),
+            (Self::Int8(int8), act) => int8.forward_with(x, act, None),
             (Self::PackedBf16(packed), None) => packed.forward(x, FusedActivation::None),
             (Self::PackedBf16(packed), Some(act)) => packed.forward(x, act.fused()),
         }
@@ -96,6 +96,23 @@ impl Linear {
         match &self.copy {
             Some(copy) => copy.forward(x, Some(act)),
             None => act.apply(&self.forward(x, autocast)),
+        }
+    }
+
+    /// `x W^T + b + residual` for inference: int8 adds the residual in the pass that
+    /// rescales its sums (the output is written once); other kernels add it after the
+    /// product, in the residual's kind.
+    pub fn forward_residual(
+        &self,
+        x: &Tensor,
+        autocast: Option<Kind>,
+        residual: &Tensor,
+    ) -> Tensor {
+        match &self.copy {
+            Some(InferenceLinear::Int8(int8)) if residual.kind() == Kind::Float => {
+                int8.forward_with(x, None, Some(residual))
+            }
+            _ => self.forward(x, autocast).to_kind(residual.kind()) + residual,
         }
     }
 
