@@ -383,7 +383,7 @@ mod tests {
                 let got = q.forward_with(&x, act, res);
                 let mut want = act.map_or_else(|| plain.shallow_clone(), |a| a.apply(&plain));
                 if let Some(r) = res {
-                    want += r;
+                    want = &want + r;
                 }
                 let worst = f64::try_from((&got - &want).abs().max()).unwrap();
                 assert!(
