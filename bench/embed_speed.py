@@ -219,13 +219,14 @@ def main():
         if gpu:
             print("measured", json.dumps(results[-1]), flush=True)
 
-    def lase(batch, precision, label="lase", extra=(), device=None):
+    def lase(batch, precision, label="lase", extra=(), device=None, extra_env=None, out_name=None):
+        run_env = dict(env, **(extra_env or {}))
         cmd = [args.lase, "--device", device or args.device, "--threads", str(args.threads), "embed", "--quiet", "--model", args.model,
-               "--input", str(text), "--output", str(tmp / f"lase-{precision}.npy"), "--batch-size", str(batch),
+               "--input", str(text), "--output", str(tmp / f"{out_name or 'lase-' + precision}.npy"), "--batch-size", str(batch),
                "--precision", precision, *extra]
         best, rss = None, 0.0
         for _ in range(args.repeats):
-            out, run_rss = run_child_rss(cmd, env)
+            out, run_rss = run_child_rss(cmd, run_env)
             rss = max(rss, run_rss)
             # "wrote N x d float32 to ... (N sentences, T tokens, S s, R sentences/s, ...)"
             secs = float(out.split(" tokens, ")[1].split(" s,")[0])
@@ -310,6 +311,10 @@ def main():
         lase(b, "f32", "lase, 1 worker, no token budget", ["--workers", "1", "--max-batch-tokens", "1000000"])
     # int8 linear layers (per-token activation scales, libtorch's _int_mm), like with like against ONNX int8.
     lase(32, "int8")
+    # Ablation: the activation and residual sum as separate libtorch operations after each
+    # int8 product (lase before its fused epilogue, 2026-11-26).
+    lase(32, "int8", "lase, int8 epilogue separate", extra_env={"LASE_INT8_EPILOGUE": "separate"},
+         out_name="lase-int8-separate")
     if fast_bf16:
         lase(32, "bf16")
     else:
@@ -347,6 +352,9 @@ def main():
         v = np.load(tmp / f"lase-{precision}.npy")
         cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
         print(f"lase {precision} vs sentence-transformers: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
+    v = np.load(tmp / "lase-int8-separate.npy")
+    cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
+    print(f"lase int8, epilogue separate, vs sentence-transformers: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
     v = np.load(tmp / "st-int8.npy")
     cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
     print(f"sentence-transformers (PyTorch dynamic int8) vs sentence-transformers f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
