@@ -5,8 +5,9 @@
 //!   PyTorch `torch/lib` loads the CUDA-enabled libtorch instead of the CPU one;
 //! - compiles csrc/int8_linear.cpp, the call into libtorch's dynamic int8 linear kernels
 //!   (src/model/int8.rs), and csrc/packed_linear.cpp, its prepacked bfloat16 linear
-//!   kernels (src/model/packed_linear.rs), against the same libtorch's headers, as
-//!   torch-sys compiles its own.
+//!   kernels (src/model/packed_linear.rs), and csrc/sdpa_backends.cpp, the attention
+//!   backend switch (src/runtime.rs), against the same libtorch's headers, as torch-sys
+//!   compiles its own.
 
 use std::path::PathBuf;
 
@@ -37,9 +38,11 @@ fn main() {
         .flag("-fopenmp-simd")
         .file("csrc/int8_linear.cpp")
         .file("csrc/packed_linear.cpp")
+        .file("csrc/sdpa_backends.cpp")
         .compile("lase_torch_ops");
     println!("cargo:rerun-if-changed=csrc/int8_linear.cpp");
     println!("cargo:rerun-if-changed=csrc/packed_linear.cpp");
+    println!("cargo:rerun-if-changed=csrc/sdpa_backends.cpp");
     println!("cargo:rerun-if-changed=csrc/torch_ops.h");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=LIBTORCH");

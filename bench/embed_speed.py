@@ -251,6 +251,10 @@ def main():
         for b in (128, 512):
             lase(b, "f32", f"lase, batch {b}", ["--max-batch-tokens", "1000000"])
         lase(128, "bf16", "lase bf16, batch 128", ["--max-batch-tokens", "1000000"])
+        # Ablation: cuDNN's attention allowed (lase turns it off on GPUs, src/runtime.rs:
+        # it builds a plan for each new batch shape; the suspected cause of bf16's slowdown).
+        lase(128, "bf16", "lase bf16, batch 128, cuDNN attention on", ["--max-batch-tokens", "1000000"],
+             extra_env={"LASE_CUDNN_SDPA": "on"}, out_name="lase-bf16-cudnn")
         for b in (32, 128, 512):
             st(b)
             st(b, "bf16")

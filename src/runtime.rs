@@ -53,15 +53,18 @@ pub fn cuda_available() -> bool {
     tch::Cuda::is_available()
 }
 
-/// Resolves a device request.
+/// Resolves a device request. A GPU gets lase's attention setting first
+/// ([`configure_gpu_attention`]).
 pub fn resolve_device(choice: DeviceChoice) -> Result<Device> {
-    match choice {
-        DeviceChoice::Cpu => Ok(Device::Cpu),
-        DeviceChoice::Auto => Ok(if cuda_available() {
-            Device::Cuda(0)
-        } else {
-            Device::Cpu
-        }),
+    let device = match choice {
+        DeviceChoice::Cpu => Device::Cpu,
+        DeviceChoice::Auto => {
+            if cuda_available() {
+                Device::Cuda(0)
+            } else {
+                Device::Cpu
+            }
+        }
         DeviceChoice::Cuda(i) => {
             if !cuda_available() {
                 return Err(LaseError::InvalidArgument(
@@ -76,9 +79,52 @@ pub fn resolve_device(choice: DeviceChoice) -> Result<Device> {
                     "cuda:{i} requested but only {count} CUDA devices are visible"
                 )));
             }
-            Ok(Device::Cuda(i))
+            Device::Cuda(i)
         }
+    };
+    if device.is_cuda() {
+        configure_gpu_attention();
     }
+    Ok(device)
+}
+
+unsafe extern "C" {
+    fn lase_sdpa_set_cudnn(enabled: bool);
+    fn lase_sdpa_cudnn_enabled() -> bool;
+}
+
+/// Keeps cuDNN's attention out of libtorch's scaled_dot_product_attention on GPUs, unless
+/// `LASE_CUDNN_SDPA=on`. cuDNN's kernel serves half-precision inputs with a mask (lase's
+/// bf16 passes: a padding mask on every batch), and builds an execution plan for each new
+/// (batch, length) shape, reported at 0.44 s a plan on a B200 with torch 2.11
+/// (modelscope/FunASR#3704); lase's length-sorted batches are nearly all new shapes. The
+/// H200 measured lase's bf16 encode at 0.21x its float32 (2,794.9 vs 13,315.6 sentences/s,
+/// docs/benchmarks.md), which float32 (never cuDNN's) does not show: this is the cause
+/// suspected, not yet measured with the switch. Without cuDNN, half-precision attention
+/// with a mask runs on libtorch's memory-efficient kernel, as float32 does.
+pub fn configure_gpu_attention() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let keep = std::env::var("LASE_CUDNN_SDPA").is_ok_and(|v| v == "on");
+        set_cudnn_attention(keep);
+        tracing::debug!(
+            "cuDNN attention {} (LASE_CUDNN_SDPA=on keeps it)",
+            if keep { "kept" } else { "off" }
+        );
+    });
+}
+
+/// Allows or forbids cuDNN's attention kernel in scaled_dot_product_attention (a
+/// process-wide libtorch setting, as `torch.backends.cuda.enable_cudnn_sdp`).
+pub fn set_cudnn_attention(enabled: bool) {
+    // SAFETY: sets a flag in libtorch's global context; no pointers cross.
+    unsafe { lase_sdpa_set_cudnn(enabled) }
+}
+
+/// Whether scaled_dot_product_attention may choose cuDNN's attention kernel.
+pub fn cudnn_attention_enabled() -> bool {
+    // SAFETY: reads a flag in libtorch's global context.
+    unsafe { lase_sdpa_cudnn_enabled() }
 }
 
 /// The CPU's feature flags as /proc/cpuinfo lists them (empty where it cannot be read).
@@ -145,6 +191,16 @@ pub fn flush_denormals() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cudnn_attention_switch_reaches_libtorch() {
+        let before = cudnn_attention_enabled();
+        set_cudnn_attention(false);
+        assert!(!cudnn_attention_enabled());
+        set_cudnn_attention(true);
+        assert!(cudnn_attention_enabled());
+        set_cudnn_attention(before);
+    }
 
     #[test]
     fn flushed_thread_turns_denormals_into_zero() {
