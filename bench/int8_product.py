@@ -4,16 +4,20 @@ libtorch's `_int_mm` (oneDNN's s8 x s8 -> s32 GEMM, which packs the weights on e
 and `onednn::qlinear_pointwise` with weights packed once by `onednn::qlinear_prepack`
 (u8 activations with zero point 128, i.e. the same s8 values shifted; float32 output with
 unit scales, so both return the exact int32 sums), on all-MiniLM-L6-v2's four product shapes
-for a batch of ~900 tokens, one thread, mean of 30 calls after 2 warm-up calls. Also prints
+for a batch of --rows tokens (default 900), one thread, mean of 30 calls after 2 warm-up calls. Also prints
 each product's rate in multiply-adds per second.
 
-    .venv/bin/python bench/int8_product.py   # raw: bench/results/epyc-zen4-2026-11-26-s2/int8_product.txt
+    .venv/bin/python bench/int8_product.py [--rows N]   # raw: bench/results/epyc-zen4-2026-11-26-s2/int8_product*.txt
 """
+import argparse
 import platform
 import time
 
 import torch
 
+ap = argparse.ArgumentParser()
+ap.add_argument("--rows", type=int, default=900, help="tokens per product (lase embed's passes: ~900 per 2 workers; lase serve's: ~250)")
+args = ap.parse_args()
 torch.set_num_threads(1)
 torch.manual_seed(0)
 
@@ -29,7 +33,8 @@ def mean_ms(f, n=30):
 
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
 print(f"torch {torch.__version__}, 1 thread, CPU {cpu}")
-for m, k, n in [(900, 384, 1152), (900, 384, 384), (900, 384, 1536), (900, 1536, 384)]:
+m = args.rows
+for k, n in [(384, 1152), (384, 384), (384, 1536), (1536, 384)]:
     x = torch.randn(m, k)
     w = torch.randn(n, k)
     wq = (w / (w.abs().amax(1, keepdim=True) / 63)).round().clamp(-63, 63).to(torch.int8)
