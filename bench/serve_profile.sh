@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Where `lase serve`'s CPU time goes at 64 clients, and what the load generator costs:
+# perf record (software clock, call graphs) of the server process for SECONDS while wrk
+# (2 threads, 64 connections) posts one FLORES-200 English sentence per request, as
+# bench/serve_load.sh does; then the share by library and the top symbols, and wrk's own
+# CPU time from /usr/bin/time, and the server's CPU time from /proc (how busy it keeps the
+# cores). Needs perf (Debian linux-perf) and wrk.
+# Usage: [LASE_PRECISION=auto] bench/serve_profile.sh [MODEL_DIR] [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODEL=${1:-models/all-MiniLM-L6-v2}
+SECONDS_=${2:-10}
+PORT=${PORT:-18097}
+WORK=$(mktemp -d)
+SERVER=
+trap '[ -n "$SERVER" ] && kill $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
+python3 - ../shared/data/flores200-devtest/devtest/eng_Latn.devtest > "$WORK/post.lua" <<'PY'
+import json, sys
+lines = [l.rstrip("\n") for l in open(sys.argv[1], encoding="utf-8")]
+print("local bodies = {")
+for l in lines:
+    print("  [==[" + json.dumps({"inputs": l}, ensure_ascii=True) + "]==],")
+print("}")
+print('''
+local counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("POST", "/embed", {["Content-Type"] = "application/json"}, bodies[(counter % #bodies) + 1])
+end''')
+PY
+./target/release/lase serve --precision "${LASE_PRECISION:-auto}" --model "$MODEL" --port "$PORT" --max-queued-requests 1024 2> "$WORK/server.log" &
+SERVER=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" > /dev/null && break; sleep 0.2; done
+kill -0 "$SERVER"  # the server must be up (a port in use ends it)
+wrk -t 2 -c 64 -d 3s -s "$WORK/post.lua" "http://127.0.0.1:$PORT" > /dev/null   # warm-up
+ticks() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }
+before=$(ticks)
+perf record -F 499 -g -p "$SERVER" -o "$WORK/perf.data" -- sleep "$SECONDS_" > /dev/null 2>&1 &
+PERF=$!
+/usr/bin/time -f "wrk CPU: user %U s, system %S s over %e s of wall time" \
+  wrk -t 2 -c 64 -d "${SECONDS_}s" -s "$WORK/post.lua" "http://127.0.0.1:$PORT" 2>&1 | grep -E 'Requests/sec|wrk CPU'
+wait "$PERF"
+after=$(ticks)
+python3 -c "import os; t=($after-$before)/os.sysconf('SC_CLK_TCK'); print(f'server CPU: {t:.2f} s over {$SECONDS_} s = {t/$SECONDS_/os.cpu_count():.0%} of {os.cpu_count()} cores (perf sampling included)')"
+echo "== server CPU by library"
+perf report -i "$WORK/perf.data" --no-children --sort dso 2>/dev/null | grep -E '^ +[0-9.]+%' | head -10
+echo "== top symbols"
+perf report -i "$WORK/perf.data" --no-children --sort dso,sym 2>/dev/null | grep -E '^ +[0-9.]+%' | head -25 | cut -c1-160
