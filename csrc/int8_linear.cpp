@@ -157,9 +157,13 @@ __attribute__((target("avx2"))) void quantize_row_avx2(const float* x, int8_t* q
 
 using QuantizeRow = void (*)(const float*, int8_t*, int64_t, float*);
 
-QuantizeRow pick_quantize_row() {
+bool has_avx512f() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) {
+  return __builtin_cpu_supports("avx512f");
+}
+
+QuantizeRow pick_quantize_row() {
+  if (has_avx512f()) {
     return quantize_row_avx512;
   }
   if (__builtin_cpu_supports("avx2")) {
@@ -257,11 +261,6 @@ __attribute__((target("avx512f"))) void dequantize_row_epilogue_avx512(
     }
     _mm512_mask_storeu_ps(out + j, m, y);
   }
-}
-
-bool has_avx512f() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f");
 }
 
 // Rows per task of libtorch's intra-op thread pool: a row is 384-1536 values, so a few

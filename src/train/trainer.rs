@@ -209,19 +209,18 @@ impl<'a> Trainer<'a> {
                     .options
                     .time_limit
                     .is_some_and(|t| started.elapsed() >= t);
-            // A run stopped early (a time slot, --stop-after) logs and evaluates its last
-            // step too, so best-model/ can be the checkpoint it leaves: a decaying schedule
-            // cut short is usually best at its last step.
+            // A run's last step is logged and evaluated, and so is the last step of a run
+            // stopped early (a time slot, --stop-after), so best-model/ can be the
+            // checkpoint it leaves: a decaying schedule cut short is usually best at its
+            // last step.
+            let last_step = self.state.step == s.steps || stop_now;
             let log_now = self
                 .state
                 .step
                 .is_multiple_of(self.config.run.log_every.max(1))
-                || self.state.step == s.steps
-                || stop_now;
+                || last_step;
             let eval_now = self.config.run.eval_every > 0
-                && (self.state.step.is_multiple_of(self.config.run.eval_every)
-                    || self.state.step == s.steps
-                    || stop_now);
+                && (self.state.step.is_multiple_of(self.config.run.eval_every) || last_step);
             if log_now || eval_now {
                 let secs = window_start.elapsed().as_secs_f64().max(1e-9);
                 let pairs_per_second = window_pairs as f64 / secs;
