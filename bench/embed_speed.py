@@ -251,11 +251,16 @@ def main():
         for b in (128, 512):
             lase(b, "f32", f"lase, batch {b}", ["--max-batch-tokens", "1000000"])
         lase(128, "bf16", "lase bf16, batch 128", ["--max-batch-tokens", "1000000"])
+        # bf16 parity on the GPU, printed now (the sentence-transformers runs may be cut off).
+        a, c = np.load(tmp / "lase-bf16.npy"), np.load(tmp / "lase-f32.npy")
+        cos = (a * c).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(c, axis=1))
+        print(f"lase {args.device} bf16 vs lase {args.device} f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}", flush=True)
         # Ablation: cuDNN's attention allowed (lase turns it off on GPUs, src/runtime.rs:
         # it builds a plan for each new batch shape; the suspected cause of bf16's slowdown).
         lase(128, "bf16", "lase bf16, batch 128, cuDNN attention on", ["--max-batch-tokens", "1000000"],
              extra_env={"LASE_CUDNN_SDPA": "on"}, out_name="lase-bf16-cudnn")
-        for b in (32, 128, 512):
+        # Batch 128 first: lase's default GPU batch, the pair a time limit should keep.
+        for b in (128, 32, 512):
             st(b)
             st(b, "bf16")
         st_best = max(r["sent_per_s"] for r in results if r["engine"].startswith("sentence-transformers"))

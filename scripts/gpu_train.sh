@@ -16,6 +16,10 @@
 #       bench/embed_speed.py, all-MiniLM-L6-v2's tokenizer.json and the 128 pairs of
 #       bench/train_step.py (LASE_GPU_BENCH_PAIRS, LASE_GPU_BENCH_TOKENIZER: others).
 #       Prints the device calls to make, in order.
+#       LASE_GPU_ARMS="RECIPE2 ...": more recipes in the same bundle (their models and any
+#       data the first recipe does not already carry; their test sentences join the same
+#       list), each an arm named by its file stem, trained by `device-run NAME SECONDS ARM`
+#       beside the others in one call (one staging of shared data for several runs).
 #       LASE_GPU_BENCH_TRAIN_STEP=0: no train_step binary and pairs (device-bench's
 #       train-step part then reports them missing).
 #   scripts/gpu_train.sh stage NAME PART
@@ -40,7 +44,7 @@
 #         (default "--steps 30 --warmup 5": more bench/train_step.py arguments).
 #       Default: both parts, embed first; together at most 550 s, so that stage + device-bench
 #       fit one 600 s call (the parts' lines reach $OUT as they are printed).
-#   scripts/gpu_train.sh device-run NAME SECONDS
+#   scripts/gpu_train.sh device-run NAME SECONDS [ARM]
 #       On the device, in the call that carries the last part: unpacks the bundle, runs
 #       `lase distill|train --device cuda --precision f32` (LASE_GPU_PRECISION=bf16 for
 #       mixed precision: on the H100 of 2026-11-23 it was slower at bench/train_step.py's size) for
@@ -49,17 +53,19 @@
 #       unless LASE_GPU_SHIP_DTYPE=f32; step; sampler position; not the AdamW moments,
 #       twice the weights' size) and the best-dev model (best-model/, same dtype; only
 #       its dev.json where it is the checkpoint's step) into
-#       <= 15 MiB pieces and puts the first 4 of them and
-#       run.log in $OUT.
-#   scripts/gpu_train.sh fetch NAME
-#       On the device, the next call: puts the remaining pieces in $OUT.
+#       <= 15 MiB pieces and puts the first 4 of them (LASE_GPU_RETURN_PIECES) and
+#       run.log in $OUT. With ARM (a LASE_GPU_ARMS recipe's stem): that recipe, run
+#       name ARM, its files in $OUT/ARM/ (arms may run at once: `device-run N S A1 &
+#       device-run N S A2; wait`; set LASE_GPU_RETURN_PIECES so that all fit 8 files).
+#   scripts/gpu_train.sh fetch NAME [ARM]
+#       On the device, the next call: puts the remaining pieces in $OUT (or $OUT/ARM).
 #   scripts/gpu_train.sh slim-tree | restore-tree
 #       Here. Every device call also sends this checkout's tracked and untracked-not-ignored
 #       files; where they take most of the 64 MiB (a committed model), slim-tree takes
 #       tracked files of >= 5 MiB (LASE_GPU_SLIM_MB) out of the index and ignores them
 #       (files stay on disk), so pack makes 40 MiB parts; restore-tree undoes it. Commit
 #       nothing in between (git status shows them deleted).
-#   scripts/gpu_train.sh unpack NAME DIR [DIR ...]
+#   scripts/gpu_train.sh unpack NAME|ARM DIR [DIR ...]
 #       Here: reassembles the pieces found in the DIRs (the calls' files_at), checks
 #       their checksums, and installs the checkpoint as runs/NAME/checkpoint (atomically)
 #       and the call's best-dev model as runs/NAME/best-model where its dev P@1 beats the one there,
@@ -170,35 +176,58 @@ pack() {
   fi
   mkdir -p "$bundle/tree/repo/$(dirname "$recipe")"
   cp "$recipe" "$bundle/tree/repo/$recipe"
-  local kind p
-  while read -r kind p; do
-    [[ -e $p ]] || die "$recipe names $p, which is not here"
-    local dest="$bundle/tree/repo/$p"
-    mkdir -p "$(dirname "$dest")"
-    if [[ $kind == model ]]; then
-      [[ -d $dest ]] && continue
-      "$LASE" export --model "$p" --output "$dest" --dtype f16 >/dev/null
-    else
-      cp -r "$p" "$dest"
+  local arms=() arm r
+  read -r -a arms <<<"${LASE_GPU_ARMS:-}"
+  : >"$bundle/arms"
+  for r in "$recipe" "${arms[@]+"${arms[@]}"}"; do
+    [[ -f $r ]] || die "$r: no such recipe"
+    if [[ $r != "$recipe" ]]; then
+      arm=$(basename "$r" .toml)
+      grep -q "^$arm " "$bundle/arms" && die "two arms named $arm"
+      printf '%s %s\n' "$arm" "$r" >>"$bundle/arms"
+      mkdir -p "$bundle/tree/repo/$(dirname "$r")"
+      cp "$r" "$bundle/tree/repo/$r"
     fi
-  done < <(recipe_paths "$recipe")
-  local sets=("$@") exclusion
-  exclusion=$(python3 -c 'import sys,tomllib; e = tomllib.load(open(sys.argv[1],"rb"))["data"].get("exclude_test_sets", False); print(e if isinstance(e, str) else "")' "$recipe")
-  if [[ -n $exclusion ]]; then
-    "$LASE" check-leakage --config "$recipe" --data-dir "$exclusion" \
-      --write-found "$bundle/tree/repo/test-sentences.txt" >&2
+    local kind p
+    while read -r kind p; do
+      [[ -e $p ]] || die "$r names $p, which is not here"
+      local dest="$bundle/tree/repo/$p"
+      [[ -e $dest ]] && continue # another recipe of the bundle brought it
+      mkdir -p "$(dirname "$dest")"
+      if [[ $kind == model ]]; then
+        "$LASE" export --model "$p" --output "$dest" --dtype f16 >/dev/null
+      else
+        cp -r "$p" "$dest"
+      fi
+    done < <(recipe_paths "$r")
+  done
+  local sets=("$@") exclusion found=() i=0
+  for r in "$recipe" "${arms[@]+"${arms[@]}"}"; do
+    exclusion=$(python3 -c 'import sys,tomllib; e = tomllib.load(open(sys.argv[1],"rb"))["data"].get("exclude_test_sets", False); print(e if isinstance(e, str) else "")' "$r")
+    [[ -n $exclusion ]] || continue
+    "$LASE" check-leakage --config "$r" --data-dir "$exclusion" \
+      --write-found "$bundle/found-$i.txt" >&2
+    found+=("$bundle/found-$i.txt")
+    i=$((i + 1))
+  done
+  if ((${#found[@]})); then
+    # One list for every recipe of the bundle: each drops what any of them found.
+    sort -u "${found[@]}" >"$bundle/tree/repo/test-sentences.txt"
+    rm -f "${found[@]}"
     sets+=(--set "data.exclude_test_sets=test-sentences.txt")
   fi
   printf '%s\n' "$recipe" >"$bundle/recipe-path"
   printf '%s\n' "${sets[@]+"${sets[@]}"}" >"$bundle/args"
-  if [[ -d runs/$name/checkpoint ]]; then
-    mkdir -p "$bundle/tree/repo/runs/$name"
-    cp -r "runs/$name/checkpoint" "$bundle/tree/repo/runs/$name/"
+  local run_name
+  for run_name in "$name" $(cut -d' ' -f1 "$bundle/arms"); do
+    [[ -d runs/$run_name/checkpoint ]] || continue
+    mkdir -p "$bundle/tree/repo/runs/$run_name"
+    cp -r "runs/$run_name/checkpoint" "$bundle/tree/repo/runs/$run_name/"
     for f in config.toml metrics.jsonl; do
-      [[ -f runs/$name/$f ]] && cp "runs/$name/$f" "$bundle/tree/repo/runs/$name/"
+      [[ -f runs/$run_name/$f ]] && cp "runs/$run_name/$f" "$bundle/tree/repo/runs/$run_name/"
     done
-    log "resuming runs/$name/checkpoint (step $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step"])' "runs/$name/checkpoint/state.json"))"
-  fi
+    log "resuming runs/$run_name/checkpoint (step $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step"])' "runs/$run_name/checkpoint/state.json"))"
+  done
   tar -C "$bundle" -cf - . | gzip -6 | split -b "${part_mb}M" -d -a 2 - "$root/parts/part-"
   (cd "$root/parts" && sha256sum part-* >../manifest.sha256)
   cp "$root/manifest.sha256" "$root/parts/"
@@ -211,6 +240,9 @@ pack() {
     if [[ $part == "$last" ]]; then
       echo "carry [.gpu/$name/parts/$part, .gpu/$name/parts/manifest.sha256]: bash scripts/gpu_train.sh stage $name $part && bash scripts/gpu_train.sh device-bench $name"
       echo "no carry: bash scripts/gpu_train.sh device-run $name 540"
+      for arm in "${arms[@]+"${arms[@]}"}"; do
+        echo "  arm, in the same call: bash scripts/gpu_train.sh device-run $name 540 $(basename "$arm" .toml)"
+      done
     else
       echo "carry [.gpu/$name/parts/$part]: bash scripts/gpu_train.sh stage $name $part"
     fi
@@ -313,17 +345,38 @@ device_bench() {
   ((${#failed[@]} == 0)) || die "device-bench: ${failed[*]} failed (the rest of $OUT/bench.txt holds the other numbers)"
 }
 
+# run_paths NAME [ARM]: sets run (the run's name), ret (its return folder on the device)
+# and out (where its files go in $OUT) for the bundle's first recipe or one arm.
+run_paths() {
+  local name=$1 arm=${2:-}
+  local dir=$STAGE/$name
+  : "${OUT:?OUT must name the folder whose files come back}"
+  if [[ -z $arm ]]; then
+    run=$name ret=$dir/return out=$OUT
+  else
+    [[ $arm =~ ^[A-Za-z0-9._-]+$ ]] || die "arm $arm: letters, digits, '.', '_' and '-' only"
+    run=$arm ret=$dir/return-$arm out=$OUT/$arm
+  fi
+  mkdir -p "$out"
+}
+
 device_run() {
-  local name=$1 seconds=$2
-  local dir=$STAGE/$name out=${OUT:?OUT must name the folder whose files come back}
+  local name=$1 seconds=$2 arm=${3:-}
+  local dir=$STAGE/$name run ret out
+  run_paths "$name" "$arm"
   unpack_bundle "$name"
-  rm -rf "$dir/return"
-  mkdir -p "$dir/return"
+  rm -rf "$ret"
+  mkdir -p "$ret"
   local recipe lib device=${LASE_GPU_DEVICE:-cuda} precision
   # f32 unless asked: bf16 mixed precision was slower than f32 on the H100 for
   # bench/train_step.py's model (docs/benchmarks.md, "GPU").
   precision=${LASE_GPU_PRECISION:-f32}
-  recipe=$(cat "$dir/bundle/recipe-path")
+  if [[ -z $arm ]]; then
+    recipe=$(cat "$dir/bundle/recipe-path")
+  else
+    recipe=$(awk -v a="$arm" '$1 == a { print $2 }' "$dir/bundle/arms" 2>/dev/null)
+    [[ -n $recipe ]] || die "no arm $arm in this bundle (arms: $(cut -d' ' -f1 "$dir/bundle/arms" 2>/dev/null | tr '\n' ' '))"
+  fi
   mapfile -t sets <"$dir/bundle/args"
   # LASE_GPU_SETS="KEY=VALUE ..." adds --set options at the device (a schedule.steps chosen
   # from device-bench's step time, say); a resumed run needs the same ones again.
@@ -336,15 +389,16 @@ device_run() {
     echo "== $(date -u +%FT%TZ) device $device, precision $precision, torch lib $lib"
     command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
     (cd "$dir/bundle/tree/repo" && LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LASE_LOG=info \
-      "$dir/bundle/lase" "$command" --config "$recipe" --out "runs/$name" --device "$device" \
+      "$dir/bundle/lase" "$command" --config "$recipe" --out "runs/$run" --device "$device" \
       --precision "$precision" --time-limit "$seconds" --quiet "${sets[@]+"${sets[@]}"}") || echo "== lase exited with $?"
     echo "== $(date -u +%FT%TZ) done"
-  } >"$dir/run.log" 2>&1
-  tail -n 40 "$dir/run.log"
-  local run=$dir/bundle/tree/repo/runs/$name
+  } >"$ret.log" 2>&1
+  tail -n 40 "$ret.log"
+  local shipdir=$ret.ship
+  run=$dir/bundle/tree/repo/runs/$run
   [[ -f $run/checkpoint/state.json ]] || die "no checkpoint written (see run.log above)"
-  local ship=$dir/ship/$name
-  rm -rf "$dir/ship"
+  local ship=$shipdir/$(basename "$run")
+  rm -rf "$shipdir"
   mkdir -p "$ship"
   cp -r "$run/checkpoint" "$ship/"
   rm -f "$ship/checkpoint/optimizer.safetensors"
@@ -377,22 +431,23 @@ device_run() {
     cp "$run/best-model/dev.json" "$ship/best-model/"
   fi
   for f in config.toml metrics.jsonl; do [[ -f $run/$f ]] && cp "$run/$f" "$ship/"; done
-  tar -C "$dir/ship" -cf - "$name" | gzip -1 | split -b "${PIECE_MB}M" -d -a 2 - "$dir/return/piece-"
-  (cd "$dir/return" && sha256sum piece-* >pieces.sha256)
-  local pieces=("$dir"/return/piece-*) i=0
-  cp "$dir/return/pieces.sha256" "$dir/run.log" "$out/"
+  tar -C "$shipdir" -cf - "$(basename "$run")" | gzip -1 | split -b "${PIECE_MB}M" -d -a 2 - "$ret/piece-"
+  (cd "$ret" && sha256sum piece-* >pieces.sha256)
+  local pieces=("$ret"/piece-*) i=0
+  cp "$ret/pieces.sha256" "$out/"
+  cp "$ret.log" "$out/run.log"
   for p in "${pieces[@]}"; do
-    if ((i < 4)); then mv "$p" "$out/"; fi
+    if ((i < ${LASE_GPU_RETURN_PIECES:-4})); then mv "$p" "$out/"; fi
     i=$((i + 1))
   done
-  log "${#pieces[@]} pieces; $(ls "$dir/return" | grep -c piece- || true) left for 'fetch $name'"
+  log "${#pieces[@]} pieces; $(ls "$ret" | grep -c piece- || true) left for 'fetch $name${arm:+ $arm}'"
 }
 
 fetch() {
-  local name=$1 out=${OUT:?OUT must name the folder whose files come back}
-  local dir=$STAGE/$name/return
-  [[ -d $dir ]] || die "$dir missing: the machine went back after device-run"
-  local left=("$dir"/piece-*)
+  local name=$1 arm=${2:-} run ret out
+  run_paths "$name" "$arm"
+  [[ -d $ret ]] || die "$ret missing: the machine went back after device-run"
+  local left=("$ret"/piece-*)
   [[ -e ${left[0]} ]] || { log "nothing left to fetch"; return; }
   ((${#left[@]} <= 8)) || die "${#left[@]} pieces left: more than one call brings back"
   mv "${left[@]}" "$out/"
@@ -490,8 +545,8 @@ case ${1:-} in
   restore-tree) restore_tree ;;
   pack) shift; (($# >= 2)) || die "usage: pack NAME RECIPE [--set K=V ...]"; pack "$@" ;;
   stage) shift; (($# == 2)) || die "usage: stage NAME PART"; stage "$@" ;;
-  device-run) shift; (($# == 2)) || die "usage: device-run NAME SECONDS"; device_run "$@" ;;
-  fetch) shift; (($# == 1)) || die "usage: fetch NAME"; fetch "$@" ;;
+  device-run) shift; (($# == 2 || $# == 3)) || die "usage: device-run NAME SECONDS [ARM]"; device_run "$@" ;;
+  fetch) shift; (($# == 1 || $# == 2)) || die "usage: fetch NAME [ARM]"; fetch "$@" ;;
   device-bench) shift; (($# >= 1)) || die "usage: device-bench NAME [embed|train-step ...]"; device_bench "$@" ;;
   unpack) shift; (($# >= 2)) || die "usage: unpack NAME DIR [DIR ...]"; unpack "$@" ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 2 ;;

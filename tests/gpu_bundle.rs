@@ -265,6 +265,15 @@ checkpoint_every = 2
         ),
     )
     .unwrap();
+    // A second recipe in the same bundle (LASE_GPU_ARMS): its own run name, trained by
+    // `device-run NAME SECONDS ARM`, its files in $OUT/ARM.
+    let arm = format!("{name}-arm");
+    let arm_recipe = rel.join(format!("{arm}.toml"));
+    let arm_text = std::fs::read_to_string(repo().join(&recipe))
+        .unwrap()
+        .replace("contrastive = \"info-nce\"", "contrastive = \"ams\"");
+    assert!(arm_text.contains("contrastive = \"ams\""));
+    std::fs::write(repo().join(&arm_recipe), arm_text).unwrap();
     let stage = dir.join("stage");
     let outs = dir.join("outs");
 
@@ -285,11 +294,45 @@ checkpoint_every = 2
         ("LASE_TRAIN_STEP_BIN", train_step.as_path()),
         ("LASE_GPU_BENCH_PAIRS", bench_pairs.as_path()),
         ("LASE_GPU_BENCH_TOKENIZER", bench_tok.as_path()),
+        ("LASE_GPU_ARMS", arm_recipe.as_path()),
     ];
     let packed = script(&pack_args, &pack_env);
     assert!(packed.contains("device-run"), "{packed}");
     assert!(packed.contains("1 test sentences found"), "{packed}");
+    assert!(
+        packed.contains(&format!("device-run {name} 540 {arm}")),
+        "{packed}"
+    );
     let log = round(&name, &stage, &outs, 1);
+
+    // The arm, on the same staged bundle: its own run, files and pieces.
+    let arm_out = outs.join("arm1");
+    let arm_fetch = outs.join("arm-fetch1");
+    script(
+        &["device-run", &name, "0", &arm],
+        &[("LASE_GPU_STAGE", &stage), ("OUT", &arm_out)],
+    );
+    let arm_log = std::fs::read_to_string(arm_out.join(&arm).join("run.log")).unwrap();
+    assert!(arm_log.contains("dropped 1 training pairs"), "{arm_log}");
+    assert!(arm_out.join(&arm).join("pieces.sha256").is_file());
+    script(
+        &["fetch", &name, &arm],
+        &[("LASE_GPU_STAGE", &stage), ("OUT", &arm_fetch)],
+    );
+    script(
+        &[
+            "unpack",
+            &arm,
+            arm_out.join(&arm).to_str().unwrap(),
+            arm_fetch.join(&arm).to_str().unwrap(),
+        ],
+        &[],
+    );
+    let arm_run = repo().join(format!("runs/{arm}"));
+    let arm_config = std::fs::read_to_string(arm_run.join("config.toml")).unwrap();
+    assert!(arm_config.contains("contrastive = \"ams\""), "{arm_config}");
+    assert_eq!(step_of(&arm_run.join("checkpoint/state.json")), 1);
+    std::fs::remove_dir_all(&arm_run).unwrap();
     // The best-dev model is the checkpoint's step here: its weights travel once, and
     // unpack makes best-model/ of them.
     assert!(
