@@ -58,7 +58,8 @@
 #       name ARM, its files in $OUT/ARM/ (arms may run at once: `device-run N S A1 &
 #       device-run N S A2; wait`; set LASE_GPU_RETURN_PIECES so that all fit 8 files).
 #   scripts/gpu_train.sh fetch NAME [ARM]
-#       On the device, the next call: puts the remaining pieces in $OUT (or $OUT/ARM).
+#       On the device, the next call: puts the remaining pieces in $OUT (or $OUT/ARM), at
+#       most LASE_GPU_RETURN_PIECES (4) of them per call (8 files and 64 MiB come back).
 #   scripts/gpu_train.sh slim-tree | restore-tree
 #       Here. Every device call also sends this checkout's tracked and untracked-not-ignored
 #       files; where they take most of the 64 MiB (a committed model), slim-tree takes
@@ -449,9 +450,11 @@ fetch() {
   [[ -d $ret ]] || die "$ret missing: the machine went back after device-run"
   local left=("$ret"/piece-*)
   [[ -e ${left[0]} ]] || { log "nothing left to fetch"; return; }
-  ((${#left[@]} <= 8)) || die "${#left[@]} pieces left: more than one call brings back"
-  mv "${left[@]}" "$out/"
-  log "fetched ${#left[@]} pieces"
+  # At most LASE_GPU_RETURN_PIECES (default 4: 60 MiB of a call's 64) per call.
+  local n=${LASE_GPU_RETURN_PIECES:-4}
+  ((n >= 1)) || die "LASE_GPU_RETURN_PIECES=$n: fetch needs at least 1"
+  mv "${left[@]:0:n}" "$out/"
+  log "fetched $((${#left[@]} < n ? ${#left[@]} : n)) pieces; $((${#left[@]} > n ? ${#left[@]} - n : 0)) left for another fetch"
 }
 
 unpack() {
