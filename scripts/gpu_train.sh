@@ -48,7 +48,10 @@
 #       On the device, in the call that carries the last part: unpacks the bundle, runs
 #       `lase distill|train --device cuda --precision f32` (LASE_GPU_PRECISION=bf16 for
 #       mixed precision: on the H100 of 2026-11-23 it was slower at bench/train_step.py's size) for
-#       at most SECONDS (checkpointed; resumes the bundled checkpoint; LASE_GPU_SETS=
+#       at most SECONDS from lase's start, reading the data and the teacher's vectors
+#       included (`--time-limit`; about 70 s for one run over all the pairs, 153 s for three
+#       at once: leave the call's timeout_s room for that, the closing eval and checkpoint
+#       (~30 s) and the export) (checkpointed; resumes the bundled checkpoint; LASE_GPU_SETS=
 #       "KEY=VALUE ..." adds --set options), then cuts the checkpoint (weights, as f16
 #       unless LASE_GPU_SHIP_DTYPE=f32; step; sampler position; not the AdamW moments,
 #       twice the weights' size) and the best-dev model (best-model/, same dtype; only
@@ -551,6 +554,6 @@ case ${1:-} in
   device-run) shift; (($# == 2 || $# == 3)) || die "usage: device-run NAME SECONDS [ARM]"; device_run "$@" ;;
   fetch) shift; (($# == 1 || $# == 2)) || die "usage: fetch NAME [ARM]"; fetch "$@" ;;
   device-bench) shift; (($# >= 1)) || die "usage: device-bench NAME [embed|train-step ...]"; device_bench "$@" ;;
-  unpack) shift; (($# >= 2)) || die "usage: unpack NAME DIR [DIR ...]"; unpack "$@" ;;
+  unpack) shift; (($# >= 2)) || die "usage: unpack NAME|ARM DIR [DIR ...]"; unpack "$@" ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 2 ;;
 esac

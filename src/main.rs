@@ -8,6 +8,8 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> Result<()> {
+    // `--time-limit` counts from here: a time slot includes reading the data.
+    cli::train::mark_process_start();
     // Before libtorch creates its threads, so they inherit it.
     lase::runtime::flush_denormals();
     tracing_subscriber::fmt()

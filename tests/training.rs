@@ -196,6 +196,41 @@ fn contrastive_training_learns_to_retrieve_translations() {
     assert!(other < 95.0, "{other}");
 }
 
+/// `--time-limit` is a slot: what the process spent before training (reading the data,
+/// the teacher's vectors) counts. A deadline that passed before the first step stops the
+/// run after that step, checkpointed; the next run resumes from it.
+#[test]
+fn a_deadline_counts_the_time_before_training() {
+    let _rng = common::torch_rng();
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(
+        dir.path(),
+        None,
+        "contrastive = \"info-nce\"\nxtr = false",
+        10,
+    );
+    let out = dir.path().join("run");
+    // The slot ends 20 ms from now; the "slow start" below takes 50 ms of it and more.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(20);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let part = train(
+        &config,
+        &out,
+        &TrainOptions {
+            deadline: Some(deadline),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(part.steps, 1, "stopped at the first step past the deadline");
+    assert!(
+        part.model_dir.is_none(),
+        "a stopped run leaves a checkpoint, not a model"
+    );
+    let rest = train(&config, &out, &TrainOptions::default()).unwrap();
+    assert_eq!((rest.resumed_from, rest.steps), (Some(1), 10));
+}
+
 #[test]
 fn stopped_and_resumed_run_ends_with_identical_weights() {
     let _rng = common::torch_rng(); // dropout masks and initialisation draw from it

@@ -21,8 +21,9 @@ pub struct RunArgs {
     /// Stop after this many steps in this process (checkpointed; run again to resume).
     #[arg(long)]
     stop_after: Option<u64>,
-    /// Stop at the first step past this many seconds in this process (checkpointed; run
-    /// again to resume): fits a run into a scheduler's or a lent GPU's time slot.
+    /// Stop at the first step past this many seconds after the process started, reading
+    /// the data included (checkpointed; run again to resume): fits a run into a
+    /// scheduler's or a lent GPU's time slot.
     #[arg(long)]
     time_limit: Option<u64>,
     /// Mixed precision: f32, or bf16 (bfloat16 matrix products over float32 weights,
@@ -102,6 +103,20 @@ pub fn train(args: TrainArgs, device: tch::Device) -> Result<()> {
     run_recipe(&config, &args.config, &args.out, &args.run, device)
 }
 
+/// When this process started: `--time-limit` is a time slot, and reading the data and
+/// the teacher's vectors take part of it (on 2026-11-26 three runs sharing a GPU machine
+/// spent 153 s of a 590 s slot before their first step).
+static PROCESS_START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// Records the process's start (main calls it first).
+pub fn mark_process_start() {
+    PROCESS_START.get_or_init(std::time::Instant::now);
+}
+
+fn process_start() -> std::time::Instant {
+    *PROCESS_START.get_or_init(std::time::Instant::now)
+}
+
 /// Trains (or resumes) a parsed recipe into `out` and prints the run's summary.
 fn run_recipe(
     config: &lase::train::TrainConfig,
@@ -113,7 +128,9 @@ fn run_recipe(
     let options = lase::train::TrainOptions {
         device,
         stop_after_steps: run.stop_after,
-        time_limit: run.time_limit.map(std::time::Duration::from_secs),
+        deadline: run
+            .time_limit
+            .map(|s| process_start() + std::time::Duration::from_secs(s)),
         progress: !run.quiet,
         precision: run.precision,
     };
@@ -134,7 +151,7 @@ pub fn multistage(args: MultistageArgs, device: tch::Device) -> Result<()> {
     let options = lase::train::TrainOptions {
         device,
         stop_after_steps: None,
-        time_limit: None,
+        deadline: None,
         progress: !args.quiet,
         precision: args.precision,
     };

@@ -11,9 +11,11 @@ pub struct TrainOptions {
     /// Stop (after checkpointing) once this many steps are done in this process, as if
     /// the run were killed there; for resume tests and time-sliced runs.
     pub stop_after_steps: Option<u64>,
-    /// Stop (after checkpointing) at the first step that ends past this much wall-clock
-    /// time in this process: a run sliced to a scheduler's or a lent GPU's time limit.
-    pub time_limit: Option<std::time::Duration>,
+    /// Stop (after checkpointing) at the first step that ends past this instant: a run
+    /// sliced to a scheduler's or a lent GPU's time slot. Reading the data and the
+    /// teacher's vectors count towards it (the CLI sets it from the process's start), so
+    /// a slot is not overrun by a slow start.
+    pub deadline: Option<std::time::Instant>,
     pub progress: bool,
     /// Mixed precision of the student's forward and backward passes (bf16: bfloat16
     /// matrix products over float32 weights; faster on GPUs and AMX / AVX512-BF16 CPUs).
@@ -27,7 +29,7 @@ impl Default for TrainOptions {
         Self {
             device: Device::Cpu,
             stop_after_steps: None,
-            time_limit: None,
+            deadline: None,
             progress: false,
             precision: Precision::F32,
         }
