@@ -2,7 +2,8 @@
 # Load test of `lase serve` on loopback with wrk (Debian package `wrk`): 1, 8 and 64
 # concurrent clients, each request one real sentence (FLORES-200 English devtest), against
 # the offline `lase embed` throughput on the same sentences, same model, same machine.
-# Prints requests/s, sentences/s, p50/p99 latency, non-2xx count and server RSS. On a
+# Prints requests/s, sentences/s, p50/p99 latency, non-2xx count and server RSS, then the
+# server's forward passes per level (sentences and padded tokens per pass, padding). On a
 # 2-core machine wrk (2 threads) shares the CPU with the server.
 # Usage: bench/serve_load.sh [MODEL_DIR] [SECONDS_PER_LEVEL]
 set -euo pipefail
@@ -33,6 +34,10 @@ for _ in 1 2; do
   inproc=$(python3 -c "print(max($inproc,$own))")
 done
 echo "offline lase embed: $N sentences, $(printf %.1f "$best") sentences/s (process wall time), $(printf %.1f "$inproc") sentences/s in-process"
+# lase embed's own passes on these sentences (its debug log), beside the server's below.
+LASE_LOG=lase::inference=debug $LASE embed --precision "${LASE_PRECISION:-f32}" --model "$MODEL" --input "$WORK/sentences.txt" \
+  --output "$WORK/e.npy" --quiet 2>&1 | grep -o -E '[0-9]+ passes for [0-9]+ sentences: [0-9]+ tokens, [0-9]+ with padding' |
+  awk '{n+=$1; s+=$4; r+=$6; p+=$8} END {printf "lase embed: %d passes, %.1f sentences and %.0f padded tokens per pass, padding %.1f%% of the padded tokens\n", n, s/(n?n:1), p/(n?n:1), 100*(p-r)/(p?p:1)}'
 
 # wrk script: each request embeds the next sentence of the file.
 python3 - "$WORK/sentences.txt" > "$WORK/post.lua" <<'PY'
@@ -76,7 +81,17 @@ rss() { awk '/VmRSS/ {printf "%.0f", $2/1024}' /proc/$SERVER/status; }
 echo "server RSS at start: $(rss) MiB"
 echo "| clients | requests/s | sentences/s | vs offline | vs in-process | p50 ms | p99 ms | errors | server RSS MiB |"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+# The server's forward passes, from its /metrics: passes, sentences, and tokens without and
+# with padding, as "passes sentences real padded" (differences per level below).
+pass_stats() {
+  curl -s "http://127.0.0.1:$PORT/metrics" | awk '
+    /^lase_forward_pass_sentences_count / {n=$2} /^lase_forward_pass_sentences_sum / {s=$2}
+    /^lase_forward_tokens_total\{kind="real"\}/ {r=$2} /^lase_forward_tokens_total\{kind="padded"\}/ {p=$2}
+    END {print n+0, s+0, r+0, p+0}'
+}
+passes=()
 for c in 1 8 64; do
+  before=$(pass_stats)
   line=$(wrk -t "$(( c < 2 ? 1 : 2 ))" -c "$c" -d "${DURATION}s" --timeout 30s -s "$WORK/post.lua" "http://127.0.0.1:$PORT" | grep RESULT)
   rps=$(sed -E 's/.*rps=([0-9.]+).*/\1/' <<< "$line")
   p50=$(sed -E 's/.*p50_ms=([0-9.]+).*/\1/' <<< "$line")
@@ -85,5 +100,12 @@ for c in 1 8 64; do
   ratio=$(python3 -c "print(f'{$rps/$best:.2f}x')")
   ratio_in=$(python3 -c "print(f'{$rps/$inproc:.2f}x')")
   echo "| $c | $rps | $rps | $ratio | $ratio_in | $p50 | $p99 | $err | $(rss) |"
+  passes+=("$c $before $(pass_stats)")
+done
+echo "forward passes per level (lase_forward_pass_sentences, lase_forward_tokens_total):"
+for p in "${passes[@]}"; do
+  read -r c n0 s0 r0 p0 n1 s1 r1 p1 <<<"$p"
+  python3 -c "n, s, r, p = $n1 - $n0, $s1 - $s0, $r1 - $r0, $p1 - $p0
+print(f'  {$c} clients: {n} passes, {s / max(n, 1):.1f} sentences and {p / max(n, 1):.0f} padded tokens per pass, padding {100 * (p - r) / max(p, 1):.1f}% of the padded tokens')"
 done
 curl -s "http://127.0.0.1:$PORT/metrics" | grep -E "^lase_batch_sentences_(sum|count)"

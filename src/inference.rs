@@ -177,6 +177,18 @@ pub fn embed_tokens(
     let dim = encoder.dim();
     let lengths: Vec<usize> = tokens.iter().map(TokenIds::len).collect();
     let batches = plan_batches(&lengths, options);
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        // The passes' shapes, for comparing with `lase serve`'s (its /metrics).
+        let real: usize = lengths.iter().sum();
+        let padded: usize = batches
+            .iter()
+            .map(|b| b.len() * b.iter().map(|&i| lengths[i]).max().unwrap_or(0))
+            .sum();
+        tracing::debug!(
+            "{} passes for {n} sentences: {real} tokens, {padded} with padding",
+            batches.len()
+        );
+    }
     let next = AtomicUsize::new(0);
     let out = Mutex::new(vec![0f32; n * dim]);
     let shared = SharedForInference(encoder);

@@ -840,6 +840,43 @@ fn queued_jobs_are_coalesced_into_one_run() {
     // The held job's run, then one run for all eight queued jobs (11 sentences).
     assert_eq!(metric(&text, "lase_batch_sentences_count"), 2.0, "{text}");
     assert_eq!(metric(&text, "lase_batch_sentences_sum"), 12.0, "{text}");
+    // Each run fits one forward pass: 1 sentence, then 11 padded to the longest of them.
+    assert_eq!(
+        metric(&text, "lase_forward_pass_sentences_count"),
+        2.0,
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, "lase_forward_pass_sentences_sum"),
+        12.0,
+        "{text}"
+    );
+    let lengths = |sentences: &[&str]| -> Vec<usize> {
+        model
+            .tokenize(sentences)
+            .unwrap()
+            .iter()
+            .map(|t| t.len())
+            .collect()
+    };
+    let held_len = model.tokenize(&first).unwrap()[0].len();
+    let queued: Vec<usize> = jobs.iter().flat_map(|j| lengths(j)).collect();
+    let real = held_len + queued.iter().sum::<usize>();
+    let padded = held_len + queued.len() * queued.iter().max().unwrap();
+    assert!(
+        padded > real,
+        "the queued sentences differ in length: {queued:?}"
+    );
+    assert_eq!(
+        metric(&text, "lase_forward_tokens_total{kind=\"real\"}"),
+        real as f64,
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, "lase_forward_tokens_total{kind=\"padded\"}"),
+        padded as f64,
+        "{text}"
+    );
     drop(batcher);
     pool.join().unwrap();
 }

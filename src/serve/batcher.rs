@@ -287,8 +287,20 @@ impl Pool {
         (!rows.is_empty()).then_some(Pass { tokens, rows })
     }
 
+    /// Counts a forward pass's sentences and its tokens with and without padding.
+    fn record_pass(&self, items: &[&TokenIds]) {
+        let real: usize = items.iter().map(|t| t.len()).sum();
+        let longest = items.iter().map(|t| t.len()).max().unwrap_or(0);
+        let m = &self.metrics;
+        m.pass_sentences.observe(items.len() as f64);
+        m.pass_tokens.fetch_add(real as u64, Ordering::Relaxed);
+        m.pass_padded_tokens
+            .fetch_add((longest * items.len()) as u64, Ordering::Relaxed);
+    }
+
     /// One forward pass with its panic caught: the pass's values, or why there are none.
     fn try_pass(&self, items: &[&TokenIds]) -> Result<Vec<f32>, InferenceFailed> {
+        self.record_pass(items);
         // AssertUnwindSafe: a pass reads the weights and writes only tensors and a Vec
         // of its own, which the unwind drops; its no-grad guard is restored on drop, and
         // no pool lock is held here. Nothing shared is left half-written.

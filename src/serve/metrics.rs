@@ -1,5 +1,6 @@
 //! Prometheus metrics kept with atomics: request counts by route and status, request
-//! latency and batch size histograms, queue depth.
+//! latency, run and forward-pass size histograms, the padding of forward passes, queue
+//! depth.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -67,6 +68,12 @@ pub struct Metrics {
     requests: Mutex<BTreeMap<(String, u16), u64>>,
     pub latency_seconds: Histogram,
     pub batch_sentences: Histogram,
+    /// Sentences per forward pass (a coalesced run is cut into length-sorted passes).
+    pub pass_sentences: Histogram,
+    /// Tokens the forward passes carried: the sentences' own, and with padding to each
+    /// pass's longest sentence (their ratio is the compute spent on padding).
+    pub pass_tokens: AtomicU64,
+    pub pass_padded_tokens: AtomicU64,
     pub queue_depth: AtomicU64,
     pub sentences_embedded: AtomicU64,
     /// Forward passes (or worker loops) that panicked and were caught.
@@ -82,6 +89,9 @@ impl Default for Metrics {
             requests: Mutex::new(BTreeMap::new()),
             latency_seconds: Histogram::new(&LATENCY_BUCKETS),
             batch_sentences: Histogram::new(&BATCH_BUCKETS),
+            pass_sentences: Histogram::new(&BATCH_BUCKETS),
+            pass_tokens: AtomicU64::new(0),
+            pass_padded_tokens: AtomicU64::new(0),
             queue_depth: AtomicU64::new(0),
             sentences_embedded: AtomicU64::new(0),
             inference_panics: AtomicU64::new(0),
@@ -125,6 +135,17 @@ impl Metrics {
             "lase_batch_sentences",
             "Sentences per coalesced inference batch.",
             &mut out,
+        );
+        self.pass_sentences.render(
+            "lase_forward_pass_sentences",
+            "Sentences per forward pass.",
+            &mut out,
+        );
+        let _ = writeln!(
+            out,
+            "# HELP lase_forward_tokens_total Tokens in forward passes: the sentences' own (real), and with padding to each pass's longest sentence (padded).\n# TYPE lase_forward_tokens_total counter\nlase_forward_tokens_total{{kind=\"real\"}} {}\nlase_forward_tokens_total{{kind=\"padded\"}} {}",
+            self.pass_tokens.load(Ordering::Relaxed),
+            self.pass_padded_tokens.load(Ordering::Relaxed)
         );
         let _ = writeln!(
             out,
