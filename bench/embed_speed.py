@@ -259,7 +259,8 @@ def main():
         # it builds a plan for each new batch shape; the suspected cause of bf16's slowdown).
         lase(128, "bf16", "lase bf16, batch 128, cuDNN attention on", ["--max-batch-tokens", "1000000"],
              extra_env={"LASE_CUDNN_SDPA": "on"}, out_name="lase-bf16-cudnn")
-        # Batch 128 first: lase's default GPU batch, the pair a time limit should keep.
+        # Batch 128 first: the setting lase's rows above compare bf16 at, the pair a time
+        # limit should keep.
         for b in (128, 32, 512):
             st(b)
             st(b, "bf16")

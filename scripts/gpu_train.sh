@@ -58,18 +58,21 @@
 #       its dev.json where it is the checkpoint's step) into
 #       <= 15 MiB pieces and puts the first 4 of them (LASE_GPU_RETURN_PIECES) and
 #       run.log in $OUT. With ARM (a LASE_GPU_ARMS recipe's stem): that recipe, run
-#       name ARM, its files in $OUT/ARM/ (arms may run at once: `device-run N S A1 &
-#       device-run N S A2; wait`; set LASE_GPU_RETURN_PIECES so that all fit 8 files).
+#       name ARM, its files in $OUT/ARM/. Arms may run at once (pack prints the line: each
+#       in the background, each wait checked, LASE_GPU_RETURN_PIECES=0 so that the runs'
+#       logs and checksums fit the call's 8 files, then one fetch per run); the bundle is
+#       unpacked once under a lock. pack's --set options apply to every arm.
 #   scripts/gpu_train.sh fetch NAME [ARM]
 #       On the device, the next call: puts the remaining pieces in $OUT (or $OUT/ARM), at
-#       most LASE_GPU_RETURN_PIECES (4) of them per call (8 files and 64 MiB come back).
+#       most LASE_GPU_RETURN_PIECES (4) of them per fetch (a call brings back 8 files and
+#       64 MiB: one fetch per call).
 #   scripts/gpu_train.sh slim-tree | restore-tree
 #       Here. Every device call also sends this checkout's tracked and untracked-not-ignored
 #       files; where they take most of the 64 MiB (a committed model), slim-tree takes
 #       tracked files of >= 5 MiB (LASE_GPU_SLIM_MB) out of the index and ignores them
 #       (files stay on disk), so pack makes 40 MiB parts; restore-tree undoes it. Commit
 #       nothing in between (git status shows them deleted).
-#   scripts/gpu_train.sh unpack NAME|ARM DIR [DIR ...]
+#   scripts/gpu_train.sh unpack NAME|ARM DIR [DIR ...]   (for an arm, the DIRs' ARM/ folders)
 #       Here: reassembles the pieces found in the DIRs (the calls' files_at), checks
 #       their checksums, and installs the checkpoint as runs/NAME/checkpoint (atomically)
 #       and the call's best-dev model as runs/NAME/best-model where its dev P@1 beats the one there,
@@ -183,11 +186,14 @@ pack() {
   local arms=() arm r
   read -r -a arms <<<"${LASE_GPU_ARMS:-}"
   : >"$bundle/arms"
+  local -A copied=()
   for r in "$recipe" "${arms[@]+"${arms[@]}"}"; do
     [[ -f $r ]] || die "$r: no such recipe"
     if [[ $r != "$recipe" ]]; then
       arm=$(basename "$r" .toml)
-      grep -q "^$arm " "$bundle/arms" && die "two arms named $arm"
+      [[ $arm =~ ^[A-Za-z0-9._-]+$ ]] || die "arm $arm ($r): a recipe's file stem of letters, digits, '.', '_' and '-' only"
+      [[ $arm != "$name" ]] || die "arm $arm has the run's own name $name: both would write runs/$name"
+      awk -v a="$arm" '$1 == a { found = 1 } END { exit !found }' "$bundle/arms" && die "two arms named $arm"
       printf '%s %s\n' "$arm" "$r" >>"$bundle/arms"
       mkdir -p "$bundle/tree/repo/$(dirname "$r")"
       cp "$r" "$bundle/tree/repo/$r"
@@ -196,7 +202,8 @@ pack() {
     while read -r kind p; do
       [[ -e $p ]] || die "$r names $p, which is not here"
       local dest="$bundle/tree/repo/$p"
-      [[ -e $dest ]] && continue # another recipe of the bundle brought it
+      [[ -n ${copied[$p]:-} ]] && continue # another recipe of the bundle brought it
+      copied[$p]=1
       mkdir -p "$(dirname "$dest")"
       if [[ $kind == model ]]; then
         "$LASE" export --model "$p" --output "$dest" --dtype f16 >/dev/null
@@ -216,7 +223,7 @@ pack() {
   done
   if ((${#found[@]})); then
     # One list for every recipe of the bundle: each drops what any of them found.
-    sort -u "${found[@]}" >"$bundle/tree/repo/test-sentences.txt"
+    LC_ALL=C sort -u "${found[@]}" >"$bundle/tree/repo/test-sentences.txt"
     rm -f "${found[@]}"
     sets+=(--set "data.exclude_test_sets=test-sentences.txt")
   fi
@@ -243,16 +250,34 @@ pack() {
     part=$(basename "$part")
     if [[ $part == "$last" ]]; then
       echo "carry [.gpu/$name/parts/$part, .gpu/$name/parts/manifest.sha256]: bash scripts/gpu_train.sh stage $name $part && bash scripts/gpu_train.sh device-bench $name"
-      echo "no carry: bash scripts/gpu_train.sh device-run $name 540"
-      for arm in "${arms[@]+"${arms[@]}"}"; do
-        echo "  arm, in the same call: bash scripts/gpu_train.sh device-run $name 540 $(basename "$arm" .toml)"
-      done
+      if ((${#arms[@]} == 0)); then
+        echo "no carry: bash scripts/gpu_train.sh device-run $name 540"
+      else
+        # All runs at once, no pieces in this call (each run's run.log and pieces.sha256
+        # fill it), then a fetch call per run; each wait checked apart.
+        local line="no carry: export LASE_GPU_RETURN_PIECES=0; bash scripts/gpu_train.sh device-run $name 480 & p0=\$!" k=1
+        for arm in "${arms[@]}"; do
+          line+="; bash scripts/gpu_train.sh device-run $name 480 $(basename "$arm" .toml) & p$k=\$!"
+          k=$((k + 1))
+        done
+        line+="; s=0; for p in"
+        for ((j = 0; j < k; j++)); do line+=" \$p$j"; done
+        line+="; do wait \$p || s=1; done; exit \$s"
+        echo "$line"
+        for arm in "${arms[@]}"; do
+          echo "no carry (per call, until it prints 0 left): bash scripts/gpu_train.sh fetch $name $(basename "$arm" .toml)"
+        done
+      fi
     else
       echo "carry [.gpu/$name/parts/$part]: bash scripts/gpu_train.sh stage $name $part"
     fi
   done
-  echo "no carry: bash scripts/gpu_train.sh fetch $name"
+  echo "no carry (per call, until it prints 0 left): bash scripts/gpu_train.sh fetch $name"
   echo "here: scripts/gpu_train.sh unpack $name FILES_AT_OF_DEVICE_RUN FILES_AT_OF_FETCH"
+  for arm in "${arms[@]+"${arms[@]}"}"; do
+    arm=$(basename "$arm" .toml)
+    echo "here: scripts/gpu_train.sh unpack $arm FILES_AT_OF_DEVICE_RUN/$arm FILES_AT_OF_FETCH/$arm"
+  done
 }
 
 stage() {
@@ -275,14 +300,25 @@ torch_lib() {
 
 unpack_bundle() { # NAME: the staged parts, checked, unpacked once into $STAGE/NAME/bundle
   local dir=$STAGE/$1
-  [[ -f $dir/bundle/recipe-path ]] && return 0
-  [[ -f $dir/manifest.sha256 ]] || die "$dir/manifest.sha256 missing: carry it with the last part"
-  (cd "$dir/parts" && sha256sum --quiet -c ../manifest.sha256) ||
-    die "parts missing or damaged in $dir/parts (the machine went back between calls? stage them again)"
-  rm -rf "$dir/bundle"
-  mkdir -p "$dir/bundle"
-  # Only the manifest's parts, in order (a machine may hold parts of an older pack).
-  awk '{print $2}' "$dir/manifest.sha256" | sed "s|^|$dir/parts/|" | xargs cat | gzip -dc | tar -C "$dir/bundle" -xf -
+  [[ -f $dir/bundle/.complete ]] && return 0
+  # Arms started together unpack once: the first holds the lock, the others then find
+  # the bundle complete. It is unpacked beside and moved in whole, so a call killed
+  # mid-way leaves no bundle that looks complete.
+  mkdir -p "$dir"
+  exec {lock}>"$dir/unpack.lock"
+  flock "$lock"
+  if [[ ! -f $dir/bundle/.complete ]]; then
+    [[ -f $dir/manifest.sha256 ]] || die "$dir/manifest.sha256 missing: carry it with the last part"
+    (cd "$dir/parts" && sha256sum --quiet -c ../manifest.sha256) ||
+      die "parts missing or damaged in $dir/parts (the machine went back between calls? stage them again)"
+    rm -rf "$dir/bundle" "$dir/bundle.partial"
+    mkdir -p "$dir/bundle.partial"
+    # Only the manifest's parts, in order (a machine may hold parts of an older pack).
+    awk '{print $2}' "$dir/manifest.sha256" | sed "s|^|$dir/parts/|" | xargs cat | gzip -dc | tar -C "$dir/bundle.partial" -xf -
+    touch "$dir/bundle.partial/.complete"
+    mv "$dir/bundle.partial" "$dir/bundle"
+  fi
+  exec {lock}>&-
 }
 
 # device-bench's parts. Each returns non-zero on failure; device_bench goes on with the next.
@@ -398,13 +434,14 @@ device_run() {
     echo "== $(date -u +%FT%TZ) done"
   } >"$ret.log" 2>&1
   tail -n 40 "$ret.log"
+  cp "$ret.log" "$out/run.log" # also when the run failed below
   local shipdir=$ret.ship
-  run=$dir/bundle/tree/repo/runs/$run
-  [[ -f $run/checkpoint/state.json ]] || die "no checkpoint written (see run.log above)"
-  local ship=$shipdir/$(basename "$run")
+  local run_dir=$dir/bundle/tree/repo/runs/$run
+  [[ -f $run_dir/checkpoint/state.json ]] || die "no checkpoint written (see run.log above)"
+  local ship=$shipdir/$run
   rm -rf "$shipdir"
   mkdir -p "$ship"
-  cp -r "$run/checkpoint" "$ship/"
+  cp -r "$run_dir/checkpoint" "$ship/"
   rm -f "$ship/checkpoint/optimizer.safetensors"
   # f16 weights by default: half the bytes to bring back (returns cost device time: on
   # 2026-11-23 held time rose 217 s across a 0.2 s fetch of f32 pieces). Loading converts them to f32; a
@@ -420,26 +457,25 @@ device_run() {
   # Where it is the checkpoint's own step (a schedule that ends with its best eval), only
   # its dev.json travels, marked AT_CHECKPOINT: unpack copies the checkpoint's weights in,
   # and the return is one model's pieces, not two.
-  if [[ -f $run/best-model/dev.json ]]; then
+  if [[ -f $run_dir/best-model/dev.json ]]; then
     local best_step checkpoint_step
-    best_step=$(json_field "$run/best-model/dev.json" step)
-    checkpoint_step=$(json_field "$run/checkpoint/state.json" step)
+    best_step=$(json_field "$run_dir/best-model/dev.json" step)
+    checkpoint_step=$(json_field "$run_dir/checkpoint/state.json" step)
     mkdir -p "$ship/best-model"
     if [[ $best_step == "$checkpoint_step" ]]; then
       touch "$ship/best-model/AT_CHECKPOINT"
       log "best-model is the checkpoint's step $checkpoint_step: its weights travel once"
     else
       LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$dir/bundle/lase" export \
-        --model "$run/best-model" --output "$ship/best-model" --dtype "${LASE_GPU_SHIP_DTYPE:-f16}" >/dev/null
+        --model "$run_dir/best-model" --output "$ship/best-model" --dtype "${LASE_GPU_SHIP_DTYPE:-f16}" >/dev/null
     fi
-    cp "$run/best-model/dev.json" "$ship/best-model/"
+    cp "$run_dir/best-model/dev.json" "$ship/best-model/"
   fi
-  for f in config.toml metrics.jsonl; do [[ -f $run/$f ]] && cp "$run/$f" "$ship/"; done
-  tar -C "$shipdir" -cf - "$(basename "$run")" | gzip -1 | split -b "${PIECE_MB}M" -d -a 2 - "$ret/piece-"
+  for f in config.toml metrics.jsonl; do [[ -f $run_dir/$f ]] && cp "$run_dir/$f" "$ship/"; done
+  tar -C "$shipdir" -cf - "$run" | gzip -1 | split -b "${PIECE_MB}M" -d -a 2 - "$ret/piece-"
   (cd "$ret" && sha256sum piece-* >pieces.sha256)
   local pieces=("$ret"/piece-*) i=0
   cp "$ret/pieces.sha256" "$out/"
-  cp "$ret.log" "$out/run.log"
   for p in "${pieces[@]}"; do
     if ((i < ${LASE_GPU_RETURN_PIECES:-4})); then mv "$p" "$out/"; fi
     i=$((i + 1))

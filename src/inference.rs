@@ -178,7 +178,8 @@ pub fn embed_tokens(
     let lengths: Vec<usize> = tokens.iter().map(TokenIds::len).collect();
     let batches = plan_batches(&lengths, options);
     if tracing::enabled!(tracing::Level::DEBUG) {
-        // The passes' shapes, for comparing with `lase serve`'s (its /metrics).
+        // The passes' shapes, for comparing with `lase serve`'s (its /metrics);
+        // bench/serve_load.sh parses this line: keep its wording.
         let real: usize = lengths.iter().sum();
         let padded: usize = batches
             .iter()

@@ -299,25 +299,52 @@ checkpoint_every = 2
     let packed = script(&pack_args, &pack_env);
     assert!(packed.contains("device-run"), "{packed}");
     assert!(packed.contains("1 test sentences found"), "{packed}");
-    assert!(
-        packed.contains(&format!("device-run {name} 540 {arm}")),
-        "{packed}"
-    );
+    // The arms' device line runs every run at once and keeps their pieces for fetch calls.
+    for want in [
+        format!("LASE_GPU_RETURN_PIECES=0; bash scripts/gpu_train.sh device-run {name} 480 &"),
+        format!("device-run {name} 480 {arm} &"),
+        format!("fetch {name} {arm}"),
+        format!("unpack {arm} FILES_AT_OF_DEVICE_RUN/{arm}"),
+    ] {
+        assert!(packed.contains(&want), "{want} not in {packed}");
+    }
     let log = round(&name, &stage, &outs, 1);
 
-    // The arm, on the same staged bundle: its own run, files and pieces.
+    // The arm, on the same staged bundle: its own run, files and pieces, which stay on
+    // the "device" (LASE_GPU_RETURN_PIECES=0, as in the arms' line) until fetch.
     let arm_out = outs.join("arm1");
     let arm_fetch = outs.join("arm-fetch1");
+    let no_pieces = PathBuf::from("0");
     script(
         &["device-run", &name, "0", &arm],
-        &[("LASE_GPU_STAGE", &stage), ("OUT", &arm_out)],
+        &[
+            ("LASE_GPU_STAGE", &stage),
+            ("OUT", &arm_out),
+            ("LASE_GPU_RETURN_PIECES", &no_pieces),
+        ],
     );
+    let pieces_in = |d: &Path| {
+        std::fs::read_dir(d)
+            .map(|r| {
+                r.filter(|e| {
+                    let n = e.as_ref().unwrap().file_name();
+                    n.to_string_lossy().starts_with("piece-")
+                })
+                .count()
+            })
+            .unwrap_or(0)
+    };
+    assert_eq!(pieces_in(&arm_out.join(&arm)), 0);
     let arm_log = std::fs::read_to_string(arm_out.join(&arm).join("run.log")).unwrap();
     assert!(arm_log.contains("dropped 1 training pairs"), "{arm_log}");
     assert!(arm_out.join(&arm).join("pieces.sha256").is_file());
     script(
         &["fetch", &name, &arm],
         &[("LASE_GPU_STAGE", &stage), ("OUT", &arm_fetch)],
+    );
+    assert!(
+        pieces_in(&arm_fetch.join(&arm)) >= 1,
+        "fetch brought the arm's pieces"
     );
     script(
         &[

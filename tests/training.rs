@@ -196,11 +196,12 @@ fn contrastive_training_learns_to_retrieve_translations() {
     assert!(other < 95.0, "{other}");
 }
 
-/// `--time-limit` is a slot: what the process spent before training (reading the data,
-/// the teacher's vectors) counts. A deadline that passed before the first step stops the
-/// run after that step, checkpointed; the next run resumes from it.
+/// The trainer's deadline is an instant, not a duration from the first step: time spent
+/// before `train` (the CLI's `--time-limit` starts at the process's start) counts. A
+/// deadline that passed before the first step stops the run after that step,
+/// checkpointed; the next run resumes from it.
 #[test]
-fn a_deadline_counts_the_time_before_training() {
+fn a_deadline_that_passed_before_training_stops_after_one_step() {
     let _rng = common::torch_rng();
     let dir = tempfile::tempdir().unwrap();
     let config = config(

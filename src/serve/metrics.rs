@@ -68,7 +68,8 @@ pub struct Metrics {
     requests: Mutex<BTreeMap<(String, u16), u64>>,
     pub latency_seconds: Histogram,
     pub batch_sentences: Histogram,
-    /// Sentences per forward pass (a coalesced run is cut into length-sorted passes).
+    /// Sentences per forward pass (a coalesced run is cut into length-sorted passes);
+    /// every pass tried counts, a failed pass's per-job retries too.
     pub pass_sentences: Histogram,
     /// Tokens the forward passes carried: the sentences' own, and with padding to each
     /// pass's longest sentence (their ratio is the compute spent on padding).
@@ -138,7 +139,7 @@ impl Metrics {
         );
         self.pass_sentences.render(
             "lase_forward_pass_sentences",
-            "Sentences per forward pass.",
+            "Sentences per forward pass tried (retries of a failed pass included).",
             &mut out,
         );
         let _ = writeln!(

@@ -13,8 +13,9 @@ pub struct TrainOptions {
     pub stop_after_steps: Option<u64>,
     /// Stop (after checkpointing) at the first step that ends past this instant: a run
     /// sliced to a scheduler's or a lent GPU's time slot. Reading the data and the
-    /// teacher's vectors count towards it (the CLI sets it from the process's start), so
-    /// a slot is not overrun by a slow start.
+    /// teacher's vectors count towards it (the CLI sets it from the process's start): a
+    /// slow start is charged to the slot (a start longer than the slot still runs one
+    /// step, its evaluation and its checkpoint).
     pub deadline: Option<std::time::Instant>,
     pub progress: bool,
     /// Mixed precision of the student's forward and backward passes (bf16: bfloat16
