@@ -33,6 +33,12 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 
 
+def cosines(a, b):
+    """Row-wise cosine between two [N, d] matrices, as "worst cosine W, mean M"."""
+    cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    return f"worst cosine {cos.min():.6f}, mean {cos.mean():.6f}"
+
+
 def sentences(n):
     out = (DATA / "flores200-devtest/devtest/eng_Latn.devtest").read_text(encoding="utf-8").splitlines()
     with gzip.open(DATA / "tico19-test/en-fr/tico19-test.en.gz", "rt", encoding="utf-8") as f:
@@ -246,15 +252,13 @@ def main():
                    "--input", str(text), "--output", str(tmp / "lase-cpu.npy")]
         run_child(cpu_cmd, env)
         a, c = np.load(tmp / "lase-f32.npy"), np.load(tmp / "lase-cpu.npy")
-        cos = (a * c).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(c, axis=1))
-        print(f"lase {args.device} f32 vs lase cpu f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}", flush=True)
+        print(f"lase {args.device} f32 vs lase cpu f32: {cosines(a, c)}", flush=True)
         for b in (128, 512):
             lase(b, "f32", f"lase, batch {b}", ["--max-batch-tokens", "1000000"])
         lase(128, "bf16", "lase bf16, batch 128", ["--max-batch-tokens", "1000000"])
         # bf16 parity on the GPU, printed now (the sentence-transformers runs may be cut off).
         a, c = np.load(tmp / "lase-bf16.npy"), np.load(tmp / "lase-f32.npy")
-        cos = (a * c).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(c, axis=1))
-        print(f"lase {args.device} bf16 vs lase {args.device} f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}", flush=True)
+        print(f"lase {args.device} bf16 vs lase {args.device} f32: {cosines(a, c)}", flush=True)
         # Ablation: cuDNN's attention allowed (lase turns it off on GPUs, src/runtime.rs:
         # it builds a plan for each new batch shape; the suspected cause of bf16's slowdown).
         lase(128, "bf16", "lase bf16, batch 128, cuDNN attention on", ["--max-batch-tokens", "1000000"],
@@ -272,8 +276,7 @@ def main():
         ref = np.load(tmp / "st.npy")
         for name in ("lase-f32", "lase-bf16", "st-bf16"):
             v = np.load(tmp / f"{name}.npy")
-            cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
-            print(f"{name} vs sentence-transformers f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
+            print(f"{name} vs sentence-transformers f32: {cosines(v, ref)}")
         return
 
     for b in (16, 32, 128):
@@ -356,25 +359,20 @@ def main():
         print(f"lase bf16 {lase_bf16[0]['sent_per_s']:.1f} sentences/s = {lase_bf16[0]['sent_per_s'] / st_bf16[0]['sent_per_s']:.2f}x "
               f"sentence-transformers bf16 (batch {st_bf16[0]['batch']}, {st_bf16[0]['sent_per_s']:.1f})")
         v = np.load(tmp / "st-bf16.npy")
-        cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
-        print(f"sentence-transformers bf16 vs sentence-transformers f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
+        print(f"sentence-transformers bf16 vs sentence-transformers f32: {cosines(v, ref)}")
     for precision in ("f32", "int8", "bf16") if fast_bf16 else ("f32", "int8"):
         v = np.load(tmp / f"lase-{precision}.npy")
-        cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
-        print(f"lase {precision} vs sentence-transformers: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
+        print(f"lase {precision} vs sentence-transformers: {cosines(v, ref)}")
     v = np.load(tmp / "lase-int8-separate.npy")
-    cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
-    print(f"lase int8, epilogue separate, vs sentence-transformers: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
+    print(f"lase int8, epilogue separate, vs sentence-transformers: {cosines(v, ref)}")
     v = np.load(tmp / "st-int8.npy")
-    cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
-    print(f"sentence-transformers (PyTorch dynamic int8) vs sentence-transformers f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
+    print(f"sentence-transformers (PyTorch dynamic int8) vs sentence-transformers f32: {cosines(v, ref)}")
     seen = set()
     for r in results:
         if "vectors" in r and r["vectors"] not in seen:
             seen.add(r["vectors"])
             v = np.load(r["vectors"])
-            cos = (v * ref).sum(1) / (np.linalg.norm(v, axis=1) * np.linalg.norm(ref, axis=1))
-            print(f"{r['engine']} {r['precision']} vs sentence-transformers f32: worst cosine {cos.min():.6f}, mean {cos.mean():.6f}")
+            print(f"{r['engine']} {r['precision']} vs sentence-transformers f32: {cosines(v, ref)}")
 
 
 if __name__ == "__main__":

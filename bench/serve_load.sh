@@ -26,7 +26,7 @@ best=0
 inproc=0
 for _ in 1 2; do
   start=$(date +%s.%N)
-  printed=$($LASE embed --precision "${LASE_PRECISION:-f32}" --model "$MODEL" --input "$WORK/sentences.txt" --output "$WORK/e.npy" --quiet 2>&1)
+  printed=$(LASE_LOG=warn,lase::inference=debug $LASE embed --precision "${LASE_PRECISION:-f32}" --model "$MODEL" --input "$WORK/sentences.txt" --output "$WORK/e.npy" --quiet 2>&1)
   end=$(date +%s.%N)
   rate=$(python3 -c "print($N/($end-$start))")
   best=$(python3 -c "print(max($best,$rate))")
@@ -34,9 +34,9 @@ for _ in 1 2; do
   inproc=$(python3 -c "print(max($inproc,$own))")
 done
 echo "offline lase embed: $N sentences, $(printf %.1f "$best") sentences/s (process wall time), $(printf %.1f "$inproc") sentences/s in-process"
-# lase embed's own passes on these sentences (its debug log), beside the server's below.
-LASE_LOG=lase::inference=debug $LASE embed --precision "${LASE_PRECISION:-f32}" --model "$MODEL" --input "$WORK/sentences.txt" \
-  --output "$WORK/e.npy" --quiet 2>&1 | { grep -o -E '[0-9]+ passes for [0-9]+ sentences: [0-9]+ tokens, [0-9]+ with padding' || true; } |
+# lase embed's own passes on these sentences (its debug log, the last run's), beside the
+# server's below.
+{ grep -o -E '[0-9]+ passes for [0-9]+ sentences: [0-9]+ tokens, [0-9]+ with padding' <<< "$printed" || true; } |
   awk '{n+=$1; s+=$4; r+=$6; p+=$8} END {printf "lase embed: %d passes, %.1f sentences and %.0f padded tokens per pass, padding %.1f%% of the padded tokens\n", n, s/(n?n:1), p/(n?n:1), 100*(p-r)/(p?p:1)}'
 
 # wrk script: each request embeds the next sentence of the file.

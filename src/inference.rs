@@ -59,6 +59,17 @@ impl EncodeOptions {
     }
 }
 
+/// A forward pass's tokens: the sentences' own, and with padding to its longest sentence.
+pub fn pass_tokens(lengths: impl IntoIterator<Item = usize>) -> (usize, usize) {
+    let (mut real, mut longest, mut n) = (0, 0, 0);
+    for len in lengths {
+        real += len;
+        longest = longest.max(len);
+        n += 1;
+    }
+    (real, longest * n)
+}
+
 /// Sentence indices of each forward pass, longest sentences first. Every index appears
 /// in exactly one batch.
 pub fn plan_batches(lengths: &[usize], options: &EncodeOptions) -> Vec<Vec<usize>> {
@@ -180,11 +191,10 @@ pub fn embed_tokens(
     if tracing::enabled!(tracing::Level::DEBUG) {
         // The passes' shapes, for comparing with `lase serve`'s (its /metrics);
         // bench/serve_load.sh parses this line: keep its wording.
-        let real: usize = lengths.iter().sum();
-        let padded: usize = batches
+        let (real, padded) = batches
             .iter()
-            .map(|b| b.len() * b.iter().map(|&i| lengths[i]).max().unwrap_or(0))
-            .sum();
+            .map(|b| pass_tokens(b.iter().map(|&i| lengths[i])))
+            .fold((0, 0), |(r, p), (br, bp)| (r + br, p + bp));
         tracing::debug!(
             "{} passes for {n} sentences: {real} tokens, {padded} with padding",
             batches.len()

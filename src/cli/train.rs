@@ -128,14 +128,14 @@ fn run_recipe(
     let options = lase::train::TrainOptions {
         device,
         stop_after_steps: run.stop_after,
-        deadline: match run.time_limit {
-            None => None,
-            Some(s) => Some(
+        deadline: run
+            .time_limit
+            .map(|s| {
                 process_start()
                     .checked_add(std::time::Duration::from_secs(s))
-                    .with_context(|| format!("--time-limit {s}: too far in the future"))?,
-            ),
-        },
+                    .with_context(|| format!("--time-limit {s}: too far in the future"))
+            })
+            .transpose()?,
         progress: !run.quiet,
         precision: run.precision,
     };

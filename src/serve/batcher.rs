@@ -26,7 +26,7 @@ use tch::{Device, Tensor};
 use tokio::sync::{mpsc, oneshot};
 
 use super::metrics::Metrics;
-use crate::inference::{Embedder, EncodeOptions, plan_batches};
+use crate::inference::{Embedder, EncodeOptions, pass_tokens, plan_batches};
 use crate::tokenizer::TokenIds;
 
 /// A job's forward pass failed (it panicked or returned the wrong number of values).
@@ -289,13 +289,12 @@ impl Pool {
 
     /// Counts a forward pass's sentences and its tokens with and without padding.
     fn record_pass(&self, items: &[&TokenIds]) {
-        let real: usize = items.iter().map(|t| t.len()).sum();
-        let longest = items.iter().map(|t| t.len()).max().unwrap_or(0);
+        let (real, padded) = pass_tokens(items.iter().map(|t| t.len()));
         let m = &self.metrics;
         m.pass_sentences.observe(items.len() as f64);
         m.pass_tokens.fetch_add(real as u64, Ordering::Relaxed);
         m.pass_padded_tokens
-            .fetch_add((longest * items.len()) as u64, Ordering::Relaxed);
+            .fetch_add(padded as u64, Ordering::Relaxed);
     }
 
     /// One forward pass with its panic caught: the pass's values, or why there are none.
