@@ -24,6 +24,7 @@
 use tch::{Kind, Tensor, nn};
 
 use super::config::{Activation, EncoderConfig};
+use super::dropout;
 use super::linear::{InferenceLinear, Linear, LinearKernel};
 use super::param_init::{embedding, layer_norm, linear, linear_no_bias};
 use super::token_layout::{TokenLayout, UnpadPolicy};
@@ -98,7 +99,7 @@ impl BertEmbeddings {
         if let Some(types) = &self.token_type_embeddings {
             x += token_type_ids.apply(types);
         }
-        x.apply(&self.layer_norm).dropout(self.dropout, train)
+        dropout::dropout(&x.apply(&self.layer_norm), self.dropout, train)
     }
 
     fn position_ids(&self, input_ids: &Tensor) -> Tensor {
@@ -191,16 +192,20 @@ impl BertSelfAttention {
             ),
         };
         let dropout = if train { self.dropout } else { 0.0 };
-        let context = Tensor::scaled_dot_product_attention(
-            &q,
-            &k,
-            &v,
-            Some(mask),
-            dropout,
-            false,
-            None,
-            false,
-        );
+        let context = if dropout > 0.0 && q.device() == tch::Device::Cpu {
+            attention_with_dropout(&q, &k, &v, mask, dropout)
+        } else {
+            Tensor::scaled_dot_product_attention(
+                &q,
+                &k,
+                &v,
+                Some(mask),
+                dropout,
+                false,
+                None,
+                false,
+            )
+        };
         let context = context.transpose(1, 2).reshape([b, s, h]);
         match layout {
             Some(layout) => layout.pack(&context),
@@ -237,6 +242,26 @@ impl BertSelfAttention {
         self.key.set_kernel(kernel)?;
         self.value.set_kernel(kernel)
     }
+}
+
+/// softmax(QKᵀ/√d_k + mask) V with dropout on the attention probabilities, step by step
+/// as libtorch's math attention (the path it takes on CPU when dropout is on: the profile
+/// in src/model/dropout.rs shows its separate softmax kernels) but with
+/// [`dropout::dropout`]'s parallel masks; bfloat16 and half inputs in float32, the context
+/// cast back to their kind. `mask`: boolean, true where a key may be attended.
+fn attention_with_dropout(q: &Tensor, k: &Tensor, v: &Tensor, mask: &Tensor, p: f64) -> Tensor {
+    let kind = q.kind();
+    let wide = |t: &Tensor| match kind {
+        Kind::BFloat16 | Kind::Half => t.to_kind(Kind::Float),
+        _ => t.shallow_clone(),
+    };
+    let (q, k, v) = (wide(q), wide(k), wide(v));
+    let head_dim = *q.size().last().expect("heads have a width") as f64;
+    let scores = q.matmul(&k.transpose(-2, -1)) / head_dim.sqrt();
+    let probs = scores
+        .masked_fill(&mask.logical_not(), f64::NEG_INFINITY)
+        .softmax(-1, scores.kind());
+    dropout::dropout(&probs, p, true).matmul(&v).to_kind(kind)
 }
 
 /// HF `BertSelfOutput` (`attention.output.*`) and `BertOutput` (`output.*`) share one
@@ -280,7 +305,7 @@ impl BertResidualOutput {
                 .forward_residual(x, autocast, residual)
                 .apply(&self.layer_norm);
         }
-        let out = self.dense.forward(x, autocast).dropout(self.dropout, train);
+        let out = dropout::dropout(&self.dense.forward(x, autocast), self.dropout, train);
         (out.to_kind(residual.kind()) + residual).apply(&self.layer_norm)
     }
 
@@ -519,5 +544,56 @@ impl BertModel {
                 .encoder
                 .forward_t(hidden, &mask, None, train, self.autocast),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tch::Device;
+
+    /// With a drop rate too small to drop anything (its 16-bit threshold rounds to 0) the
+    /// step-by-step attention is libtorch's fused one, padded keys masked, in float32 and
+    /// bfloat16; and at p = 0.5 about half the probabilities are gone.
+    #[test]
+    fn attention_with_dropout_is_the_fused_attention_when_nothing_drops() {
+        tch::manual_seed(1);
+        let shape = [3, 4, 7, 16];
+        let (q, k, v) = (
+            Tensor::randn(shape, (Kind::Float, Device::Cpu)),
+            Tensor::randn(shape, (Kind::Float, Device::Cpu)),
+            Tensor::randn(shape, (Kind::Float, Device::Cpu)),
+        );
+        let lengths = Tensor::from_slice(&[7i64, 3, 5]);
+        let mask = Tensor::arange(7, (Kind::Int64, Device::Cpu))
+            .unsqueeze(0)
+            .lt_tensor(&lengths.unsqueeze(1))
+            .unsqueeze(1)
+            .unsqueeze(1);
+        for kind in [Kind::Float, Kind::BFloat16] {
+            let (q, k, v) = (q.to_kind(kind), k.to_kind(kind), v.to_kind(kind));
+            let fused = Tensor::scaled_dot_product_attention(
+                &q,
+                &k,
+                &v,
+                Some(&mask),
+                0.0,
+                false,
+                None,
+                false,
+            );
+            let ours = attention_with_dropout(&q, &k, &v, &mask, 1e-9);
+            assert_eq!(ours.kind(), kind);
+            let diff = (ours.to_kind(Kind::Float) - fused.to_kind(Kind::Float))
+                .abs()
+                .max()
+                .double_value(&[]);
+            let tolerance = if kind == Kind::Float { 1e-5 } else { 2e-2 };
+            assert!(diff < tolerance, "{kind:?}: {diff}");
+        }
+        // Half of the attention dropped (each kept weight doubled): the context moves.
+        let half = attention_with_dropout(&q, &k, &v, &mask, 0.5);
+        let none = attention_with_dropout(&q, &k, &v, &mask, 1e-9);
+        assert!((half - none).abs().max().double_value(&[]) > 0.1);
     }
 }

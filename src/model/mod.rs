@@ -5,6 +5,7 @@ pub mod auto_precision;
 pub mod bert;
 pub mod config;
 pub mod dense;
+pub mod dropout;
 pub mod int8;
 pub mod linear;
 pub mod packed_linear;

@@ -1,0 +1,215 @@
+//! Dropout whose masks are drawn in parallel on CPU.
+//!
+//! libtorch draws a CPU dropout mask (`bernoulli_`) one number at a time, on one thread,
+//! from its Mersenne-Twister generator (`cpu_serial_kernel` over
+//! `CPUGeneratorImpl::random64` in a perf profile of lase-base's bf16 training on a 2-core
+//! AMD EPYC: 9.2% of the samples, and 9.3% more in the other thread's OpenMP spin-wait
+//! beside it; docs/benchmarks.md, "Dropout masks drawn in parallel"). Here each mask
+//! element is a function of one seed and its index (splitmix64's output function over a
+//! counter, four 16-bit lanes per number), so any number of threads fills disjoint parts
+//! of one buffer and the mask does not depend on the thread count. The seed is one number
+//! drawn from libtorch's own CPU generator, so `tch::manual_seed` still fixes every mask
+//! (gradient caching relies on that: src/train/grad_cache.rs). On other devices
+//! libtorch's fused dropout runs as before.
+
+use tch::{Device, Kind, Tensor};
+
+/// Elements per thread below which one thread fills the whole mask.
+const MIN_ELEMENTS_PER_THREAD: usize = 1 << 16;
+
+/// Inverted dropout (Srivastava et al. 2014, as `torch.nn.functional.dropout`): in
+/// training each element is zeroed with probability `p` and the others scaled by
+/// `1 / (1 - p)`; outside training, or with `p == 0`, `x` itself.
+pub fn dropout(x: &Tensor, p: f64, train: bool) -> Tensor {
+    if !train || p <= 0.0 {
+        return x.shallow_clone();
+    }
+    if x.device() != Device::Cpu || p >= 1.0 {
+        return x.dropout(p, true);
+    }
+    let numel = x.numel();
+    let (seed, threads) = (draw_seed(), worker_threads(numel));
+    let keep = 1.0 / (1.0 - p);
+    // The mask is written straight into a tensor of `x`'s kind: no copy, no conversion.
+    let mask = Tensor::empty(x.size().as_slice(), (x.kind(), Device::Cpu));
+    match x.kind() {
+        Kind::BFloat16 => {
+            let out = unsafe { std::slice::from_raw_parts_mut(mask.data_ptr() as *mut u16, numel) };
+            fill_keep_scale(out, 0, bf16_bits(keep as f32), p, seed, threads);
+        }
+        Kind::Float => {
+            let out = unsafe { std::slice::from_raw_parts_mut(mask.data_ptr() as *mut f32, numel) };
+            fill_keep_scale(out, 0.0, keep as f32, p, seed, threads);
+        }
+        Kind::Double => {
+            let out = unsafe { std::slice::from_raw_parts_mut(mask.data_ptr() as *mut f64, numel) };
+            fill_keep_scale(out, 0.0, keep, p, seed, threads);
+        }
+        // Other kinds (half on CPU): the mask in float32, converted.
+        _ => {
+            let wide = Tensor::empty(x.size().as_slice(), (Kind::Float, Device::Cpu));
+            let out = unsafe { std::slice::from_raw_parts_mut(wide.data_ptr() as *mut f32, numel) };
+            fill_keep_scale(out, 0.0, keep as f32, p, seed, threads);
+            return x * wide.to_kind(x.kind());
+        }
+    }
+    x * mask
+}
+
+/// `v` rounded to bfloat16 (to nearest, ties to even), as its 16 bits.
+fn bf16_bits(v: f32) -> u16 {
+    let bits = v.to_bits();
+    ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+/// One number from libtorch's default CPU generator: what `tch::manual_seed` fixes.
+fn draw_seed() -> u64 {
+    Tensor::randint(i64::MAX, [1], (Kind::Int64, Device::Cpu)).int64_value(&[0]) as u64
+}
+
+fn worker_threads(numel: usize) -> usize {
+    let threads = tch::get_num_threads().max(1) as usize;
+    threads.min(numel.div_ceil(MIN_ELEMENTS_PER_THREAD)).max(1)
+}
+
+/// The number under which a 16-bit lane drops its element: `round(p * 65536)`.
+fn drop_threshold(p: f64) -> u32 {
+    (p * 65536.0).round().clamp(0.0, 65536.0) as u32
+}
+
+/// splitmix64's output function (Steele, Lea & Flood 2014) of `seed` and a counter.
+fn mix(seed: u64, counter: u64) -> u64 {
+    let mut z = seed.wrapping_add(counter.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Fills `out` with `zero` (dropped, probability `p` to within 2^-16) or `keep` (kept):
+/// element `i` from lane `i % 4` of `mix(seed, i / 4)`, whatever `threads` is.
+fn fill_keep_scale<T: Copy + Send + Sync>(
+    out: &mut [T],
+    zero: T,
+    keep: T,
+    p: f64,
+    seed: u64,
+    threads: usize,
+) {
+    let threshold = drop_threshold(p);
+    // Chunks start at multiples of 4, so every lane group lies in one chunk.
+    let per_thread = out
+        .len()
+        .div_ceil(threads.max(1))
+        .next_multiple_of(4)
+        .max(4);
+    let fill = |chunk: &mut [T], first: usize| {
+        for (g, group) in chunk.chunks_mut(4).enumerate() {
+            let bits = mix(seed, ((first / 4) + g) as u64);
+            for (lane, v) in group.iter_mut().enumerate() {
+                let r = ((bits >> (16 * lane)) & 0xFFFF) as u32;
+                *v = if r < threshold { zero } else { keep };
+            }
+        }
+    };
+    if threads <= 1 {
+        fill(out, 0);
+        return;
+    }
+    std::thread::scope(|s| {
+        for (t, chunk) in out.chunks_mut(per_thread).enumerate() {
+            s.spawn(move || fill(chunk, t * per_thread));
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mask_does_not_depend_on_the_thread_count() {
+        let mut one = vec![0f32; 100_003];
+        let mut three = vec![0f32; 100_003];
+        fill_keep_scale(&mut one, 0.0, 1.0, 0.1, 42, 1);
+        fill_keep_scale(&mut three, 0.0, 1.0, 0.1, 42, 3);
+        assert_eq!(one, three);
+        let mut other_seed = vec![0f32; 100_003];
+        fill_keep_scale(&mut other_seed, 0.0, 1.0, 0.1, 43, 3);
+        assert_ne!(one, other_seed);
+    }
+
+    #[test]
+    fn drops_the_asked_share_and_scales_the_rest() {
+        for p in [0.1, 0.5] {
+            let mut m = vec![0f32; 400_000];
+            let keep = (1.0 / (1.0 - p)) as f32;
+            fill_keep_scale(&mut m, 0.0, keep, p, 7, 2);
+            let dropped = m.iter().filter(|&&v| v == 0.0).count() as f64 / m.len() as f64;
+            // Binomial standard deviation at n = 400,000 is below 0.0008.
+            assert!((dropped - p).abs() < 0.004, "p {p}: dropped {dropped}");
+            assert!(m.iter().all(|&v| v == 0.0 || v == keep));
+            // Neighbouring lanes and groups are not correlated: pairs both dropped
+            // occur at about p^2.
+            let both = m.windows(2).filter(|w| w[0] == 0.0 && w[1] == 0.0).count() as f64
+                / (m.len() - 1) as f64;
+            assert!((both - p * p).abs() < 0.004, "p {p}: both dropped {both}");
+        }
+    }
+
+    #[test]
+    fn training_dropout_keeps_the_expectation_and_the_seed_fixes_it() {
+        let x = Tensor::ones([64, 1000], (Kind::Float, Device::Cpu));
+        tch::manual_seed(5);
+        let a = dropout(&x, 0.1, true);
+        let mean = a.mean(Kind::Float).double_value(&[]);
+        assert!((mean - 1.0).abs() < 0.02, "mean {mean}");
+        tch::manual_seed(5);
+        let b = dropout(&x, 0.1, true);
+        assert!(a.equal(&b), "the same libtorch seed gives the same mask");
+        let c = dropout(&x, 0.1, true);
+        assert!(!a.equal(&c), "the next draw another");
+        assert!(dropout(&x, 0.1, false).equal(&x));
+    }
+
+    #[test]
+    fn gradients_flow_through_the_kept_elements_only() {
+        let x = Tensor::ones([8, 512], (Kind::Float, Device::Cpu)).set_requires_grad(true);
+        let y = dropout(&x, 0.25, true);
+        y.sum(Kind::Float).backward();
+        let g = x.grad();
+        // The gradient is the mask itself: 0 where dropped, 1 / (1 - p) where kept.
+        assert!(g.equal(&y.detach()));
+        let kept = y.ne(0.0).sum(Kind::Int64).int64_value(&[]);
+        assert!(kept > 0 && kept < 8 * 512);
+    }
+
+    #[test]
+    fn reduced_precision_inputs_keep_their_kind_and_the_same_mask() {
+        let x = Tensor::ones([4, 300], (Kind::Float, Device::Cpu));
+        for kind in [Kind::BFloat16, Kind::Half, Kind::Double] {
+            tch::manual_seed(9);
+            let wide = dropout(&x, 0.1, true);
+            tch::manual_seed(9);
+            let y = dropout(&x.to_kind(kind), 0.1, true);
+            assert_eq!(y.kind(), kind);
+            assert_eq!(y.size(), x.size());
+            // The same elements dropped; kept ones carry 1 / 0.9 rounded to the kind.
+            assert!(y.eq(0.0).equal(&wide.eq(0.0)), "{kind:?}");
+            let expected = if kind == Kind::Double {
+                // Kept elements carry 1 / 0.9 in double, not float32's rounding of it.
+                wide.ne(0.0).to_kind(Kind::Double) * (1.0 / 0.9)
+            } else {
+                wide.to_kind(kind).to_kind(Kind::Double)
+            };
+            assert!(y.to_kind(Kind::Double).equal(&expected), "{kind:?}");
+        }
+        assert_eq!(bf16_bits(1.0), 0x3F80);
+        assert_eq!(
+            bf16_bits(1.0 / 0.9),
+            Tensor::from(1.0f32 / 0.9)
+                .to_kind(Kind::BFloat16)
+                .view_dtype(Kind::Int16)
+                .int64_value(&[]) as u16
+        );
+    }
+}
