@@ -31,6 +31,8 @@ pub fn dropout(x: &Tensor, p: f64, train: bool) -> Tensor {
     let (seed, threads) = (draw_seed(), worker_threads(numel));
     let keep = 1.0 / (1.0 - p);
     // The mask is written straight into a tensor of `x`'s kind: no copy, no conversion.
+    // SAFETY (each slice below): `Tensor::empty` returned a new contiguous CPU tensor of
+    // `numel` elements of the kind matched, which nothing else references while it fills.
     let mask = Tensor::empty(x.size().as_slice(), (x.kind(), Device::Cpu));
     match x.kind() {
         Kind::BFloat16 => {
