@@ -258,9 +258,15 @@ fn attention_with_dropout(q: &Tensor, k: &Tensor, v: &Tensor, mask: &Tensor, p: 
     let (q, k, v) = (wide(q), wide(k), wide(v));
     let head_dim = *q.size().last().expect("heads have a width") as f64;
     let scores = q.matmul(&k.transpose(-2, -1)) / head_dim.sqrt();
+    // Masked keys get the lowest finite score, not -inf: a row with no key to attend (a
+    // sentence of no tokens) then stays finite, and is zeroed after the softmax, as
+    // libtorch's `_safe_softmax` leaves it; every other row weighs masked keys exp(-huge) = 0.
     let probs = scores
-        .masked_fill(&mask.logical_not(), f64::NEG_INFINITY)
-        .softmax(-1, scores.kind());
+        .masked_fill(&mask.logical_not(), f64::from(f32::MIN))
+        .softmax(-1, scores.kind())
+        * mask
+            .any_dims([-1i64].as_slice(), true)
+            .to_kind(scores.kind());
     dropout::dropout(&probs, p, true).matmul(&v).to_kind(kind)
 }
 
@@ -591,9 +597,43 @@ mod tests {
             let tolerance = if kind == Kind::Float { 1e-5 } else { 2e-2 };
             assert!(diff < tolerance, "{kind:?}: {diff}");
         }
-        // Half of the attention dropped (each kept weight doubled): the context moves.
+        // At p = 0.5 the probabilities are what is dropped: the context is the masked,
+        // doubled probabilities times V, with the mask the same seed draws.
+        tch::manual_seed(4);
         let half = attention_with_dropout(&q, &k, &v, &mask, 0.5);
-        let none = attention_with_dropout(&q, &k, &v, &mask, 1e-9);
-        assert!((half - none).abs().max().double_value(&[]) > 0.1);
+        tch::manual_seed(4);
+        let ones = Tensor::ones([3, 4, 7, 7], (Kind::Float, Device::Cpu));
+        let kept = super::dropout::dropout(&ones, 0.5, true);
+        let probs = (q.matmul(&k.transpose(-2, -1)) / 4.0)
+            .masked_fill(&mask.logical_not(), f64::NEG_INFINITY)
+            .softmax(-1, Kind::Float);
+        let expected = (probs * kept).matmul(&v);
+        let diff = (half - expected).abs().max().double_value(&[]);
+        assert!(diff < 1e-5, "{diff}");
+    }
+
+    /// A row with no key to attend (a sentence of no tokens) gives a zero context, not NaN,
+    /// and finite gradients.
+    #[test]
+    fn attention_with_dropout_keeps_a_row_without_keys_finite() {
+        tch::manual_seed(2);
+        let shape = [2, 2, 5, 8];
+        let q = Tensor::randn(shape, (Kind::Float, Device::Cpu)).set_requires_grad(true);
+        let (k, v) = (
+            Tensor::randn(shape, (Kind::Float, Device::Cpu)),
+            Tensor::randn(shape, (Kind::Float, Device::Cpu)),
+        );
+        let lengths = Tensor::from_slice(&[5i64, 0]);
+        let mask = Tensor::arange(5, (Kind::Int64, Device::Cpu))
+            .unsqueeze(0)
+            .lt_tensor(&lengths.unsqueeze(1))
+            .unsqueeze(1)
+            .unsqueeze(1);
+        let out = attention_with_dropout(&q, &k, &v, &mask, 0.1);
+        assert_eq!(out.isfinite().all().int64_value(&[]), 1);
+        assert_eq!(out.get(1).abs().max().double_value(&[]), 0.0);
+        assert!(out.get(0).abs().max().double_value(&[]) > 0.0);
+        out.sum(Kind::Float).backward();
+        assert_eq!(q.grad().isfinite().all().int64_value(&[]), 1);
     }
 }

@@ -21,13 +21,15 @@ const MIN_ELEMENTS_PER_THREAD: usize = 1 << 16;
 /// training each element is zeroed with probability `p` and the others scaled by
 /// `1 / (1 - p)`; outside training, or with `p == 0`, `x` itself.
 pub fn dropout(x: &Tensor, p: f64, train: bool) -> Tensor {
-    if !train || p <= 0.0 {
+    let numel = x.numel();
+    if !train || p == 0.0 || numel == 0 {
         return x.shallow_clone();
     }
-    if x.device() != Device::Cpu || p >= 1.0 {
+    // Other devices, and a rate outside [0, 1) (1: all dropped; negative or NaN: libtorch's
+    // error, as before), go to libtorch.
+    if x.device() != Device::Cpu || !(0.0..1.0).contains(&p) {
         return x.dropout(p, true);
     }
-    let numel = x.numel();
     let (seed, threads) = (draw_seed(), worker_threads(numel));
     let keep = 1.0 / (1.0 - p);
     // The mask is written straight into a tensor of `x`'s kind: no copy, no conversion.
@@ -58,8 +60,10 @@ pub fn dropout(x: &Tensor, p: f64, train: bool) -> Tensor {
     x * mask
 }
 
-/// `v` rounded to bfloat16 (to nearest, ties to even), as its 16 bits.
+/// `v` rounded to bfloat16 (to nearest, ties to even), as its 16 bits. For finite `v`
+/// only (the sum overflows on some NaN patterns): here `v` is `1 / (1 - p)`, at least 1.
 fn bf16_bits(v: f32) -> u16 {
+    debug_assert!(v.is_finite());
     let bits = v.to_bits();
     ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) as u16
 }
@@ -174,6 +178,20 @@ mod tests {
     }
 
     #[test]
+    fn empty_tensors_and_rates_outside_the_range() {
+        let empty = Tensor::ones([0, 384], (Kind::Float, Device::Cpu));
+        assert_eq!(dropout(&empty, 0.1, true).size(), [0, 384]);
+        let x = Tensor::ones([4, 8], (Kind::Float, Device::Cpu));
+        assert_eq!(dropout(&x, 1.0, true).eq(0.0).all().int64_value(&[]), 1);
+        // A negative or NaN rate is libtorch's error, as it was before.
+        for p in [-0.1, f64::NAN] {
+            assert!(x.f_dropout(p, true).is_err(), "libtorch refuses {p}");
+            let caught = std::panic::catch_unwind(|| dropout(&x, p, true));
+            assert!(caught.is_err(), "p {p} must not pass silently");
+        }
+    }
+
+    #[test]
     fn gradients_flow_through_the_kept_elements_only() {
         let x = Tensor::ones([8, 512], (Kind::Float, Device::Cpu)).set_requires_grad(true);
         let y = dropout(&x, 0.25, true);
@@ -205,13 +223,14 @@ mod tests {
             };
             assert!(y.to_kind(Kind::Double).equal(&expected), "{kind:?}");
         }
-        assert_eq!(bf16_bits(1.0), 0x3F80);
-        assert_eq!(
-            bf16_bits(1.0 / 0.9),
-            Tensor::from(1.0f32 / 0.9)
+        // The rounding against libtorch's own float32 -> bfloat16 conversion.
+        for p in [0.1f32, 0.05, 0.2, 0.3, 0.5, 0.7, 0.95, 0.99] {
+            let keep = 1.0 / (1.0 - p);
+            let libtorch = Tensor::from(keep)
                 .to_kind(Kind::BFloat16)
                 .view_dtype(Kind::Int16)
-                .int64_value(&[]) as u16
-        );
+                .int64_value(&[]) as u16;
+            assert_eq!(bf16_bits(keep), libtorch, "p {p}");
+        }
     }
 }
