@@ -4,6 +4,16 @@
 
 use serde::{Deserialize, Serialize};
 
+/// splitmix64's increment (the golden ratio's 64-bit fraction).
+const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// splitmix64's output function of a state.
+fn finalize(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// splitmix64 (Steele, Lea & Flood 2014): passes BigCrush, state is one word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SplitMix64 {
@@ -16,11 +26,15 @@ impl SplitMix64 {
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.state = self.state.wrapping_add(GOLDEN_GAMMA);
+        finalize(self.state)
+    }
+
+    /// The `n`-th number (from 0) that `SplitMix64::new(seed)` would draw, without drawing
+    /// the ones before it: a counter-based generator, so threads can fill disjoint parts of
+    /// one random buffer (src/model/dropout.rs).
+    pub fn nth(seed: u64, n: u64) -> u64 {
+        finalize(seed.wrapping_add(n.wrapping_add(1).wrapping_mul(GOLDEN_GAMMA)))
     }
 
     /// Uniform in [0, 1) with 53 bits.
@@ -67,6 +81,14 @@ pub fn mix_seed(parts: &[u64]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nth_is_the_sequence_drawn_in_order() {
+        let mut rng = SplitMix64::new(0xDEAD_BEEF);
+        for n in 0..100 {
+            assert_eq!(SplitMix64::nth(0xDEAD_BEEF, n), rng.next_u64(), "n {n}");
+        }
+    }
 
     #[test]
     fn below_is_uniform_enough_and_in_range() {

@@ -558,6 +558,14 @@ mod tests {
     use super::*;
     use tch::Device;
 
+    /// The model's key mask [B, 1, 1, S] of sentences of these lengths padded to `s`.
+    fn key_mask_of_lengths(lengths: &[i64], s: i64) -> Tensor {
+        let attention = Tensor::arange(s, (Kind::Int64, Device::Cpu))
+            .unsqueeze(0)
+            .lt_tensor(&Tensor::from_slice(lengths).unsqueeze(1));
+        BertModel::key_mask(&attention)
+    }
+
     /// With a drop rate too small to drop anything (its 16-bit threshold rounds to 0) the
     /// step-by-step attention is libtorch's fused one, padded keys masked, in float32 and
     /// bfloat16; and at p = 0.5 about half the probabilities are gone.
@@ -570,12 +578,7 @@ mod tests {
             Tensor::randn(shape, (Kind::Float, Device::Cpu)),
             Tensor::randn(shape, (Kind::Float, Device::Cpu)),
         );
-        let lengths = Tensor::from_slice(&[7i64, 3, 5]);
-        let mask = Tensor::arange(7, (Kind::Int64, Device::Cpu))
-            .unsqueeze(0)
-            .lt_tensor(&lengths.unsqueeze(1))
-            .unsqueeze(1)
-            .unsqueeze(1);
+        let mask = key_mask_of_lengths(&[7, 3, 5], 7);
         for kind in [Kind::Float, Kind::BFloat16] {
             let (q, k, v) = (q.to_kind(kind), k.to_kind(kind), v.to_kind(kind));
             let fused = Tensor::scaled_dot_product_attention(
@@ -623,12 +626,7 @@ mod tests {
             Tensor::randn(shape, (Kind::Float, Device::Cpu)),
             Tensor::randn(shape, (Kind::Float, Device::Cpu)),
         );
-        let lengths = Tensor::from_slice(&[5i64, 0]);
-        let mask = Tensor::arange(5, (Kind::Int64, Device::Cpu))
-            .unsqueeze(0)
-            .lt_tensor(&lengths.unsqueeze(1))
-            .unsqueeze(1)
-            .unsqueeze(1);
+        let mask = key_mask_of_lengths(&[5, 0], 5);
         let out = attention_with_dropout(&q, &k, &v, &mask, 0.1);
         assert_eq!(out.isfinite().all().int64_value(&[]), 1);
         assert_eq!(out.get(1).abs().max().double_value(&[]), 0.0);

@@ -5,14 +5,17 @@
 //! `CPUGeneratorImpl::random64` in a perf profile of lase-base's bf16 training on a 2-core
 //! AMD EPYC: 9.2% of the samples, and 9.3% more in the other thread's OpenMP spin-wait
 //! beside it; docs/benchmarks.md, "Dropout masks drawn in parallel"). Here each mask
-//! element is a function of one seed and its index (splitmix64's output function over a
-//! counter, four 16-bit lanes per number), so any number of threads fills disjoint parts
-//! of one buffer and the mask does not depend on the thread count. The seed is one number
+//! element is a function of one seed and its index (the index / 4-th number of splitmix64
+//! from the seed, [`SplitMix64::nth`], four 16-bit lanes per number), so any number of
+//! threads fills disjoint parts of one buffer and the mask does not depend on the thread
+//! count. The seed is one number
 //! drawn from libtorch's own CPU generator, so `tch::manual_seed` still fixes every mask
 //! (gradient caching relies on that: src/train/grad_cache.rs). On other devices
 //! libtorch's fused dropout runs as before.
 
 use tch::{Device, Kind, Tensor};
+
+use crate::rng::SplitMix64;
 
 /// Elements per thread below which one thread fills the whole mask.
 const MIN_ELEMENTS_PER_THREAD: usize = 1 << 16;
@@ -33,31 +36,43 @@ pub fn dropout(x: &Tensor, p: f64, train: bool) -> Tensor {
     let (seed, threads) = (draw_seed(), worker_threads(numel));
     let keep = 1.0 / (1.0 - p);
     // The mask is written straight into a tensor of `x`'s kind: no copy, no conversion.
-    // SAFETY (each slice below): `Tensor::empty` returned a new contiguous CPU tensor of
-    // `numel` elements of the kind matched, which nothing else references while it fills.
-    let mask = Tensor::empty(x.size().as_slice(), (x.kind(), Device::Cpu));
-    match x.kind() {
-        Kind::BFloat16 => {
-            let out = unsafe { std::slice::from_raw_parts_mut(mask.data_ptr() as *mut u16, numel) };
-            fill_keep_scale(out, 0, bf16_bits(keep as f32), p, seed, threads);
-        }
-        Kind::Float => {
-            let out = unsafe { std::slice::from_raw_parts_mut(mask.data_ptr() as *mut f32, numel) };
-            fill_keep_scale(out, 0.0, keep as f32, p, seed, threads);
-        }
-        Kind::Double => {
-            let out = unsafe { std::slice::from_raw_parts_mut(mask.data_ptr() as *mut f64, numel) };
-            fill_keep_scale(out, 0.0, keep, p, seed, threads);
-        }
+    let mask = match x.kind() {
+        Kind::BFloat16 => mask_tensor(
+            x,
+            Kind::BFloat16,
+            0u16,
+            bf16_bits(keep as f32),
+            p,
+            seed,
+            threads,
+        ),
+        Kind::Double => mask_tensor(x, Kind::Double, 0.0, keep, p, seed, threads),
+        Kind::Float => mask_tensor(x, Kind::Float, 0f32, keep as f32, p, seed, threads),
         // Other kinds (half on CPU): the mask in float32, converted.
-        _ => {
-            let wide = Tensor::empty(x.size().as_slice(), (Kind::Float, Device::Cpu));
-            let out = unsafe { std::slice::from_raw_parts_mut(wide.data_ptr() as *mut f32, numel) };
-            fill_keep_scale(out, 0.0, keep as f32, p, seed, threads);
-            return x * wide.to_kind(x.kind());
-        }
-    }
+        other => mask_tensor(x, Kind::Float, 0f32, keep as f32, p, seed, threads).to_kind(other),
+    };
     x * mask
+}
+
+/// A new CPU tensor of `x`'s shape and kind `kind` (whose elements are `T`s) holding
+/// [`fill_keep_scale`]'s mask.
+fn mask_tensor<T: Copy + Send + Sync>(
+    x: &Tensor,
+    kind: Kind,
+    zero: T,
+    keep: T,
+    p: f64,
+    seed: u64,
+    threads: usize,
+) -> Tensor {
+    let numel = x.numel();
+    let mask = Tensor::empty(x.size().as_slice(), (kind, Device::Cpu));
+    debug_assert_eq!(mask.kind().elt_size_in_bytes(), std::mem::size_of::<T>());
+    // SAFETY: `Tensor::empty` returned a new contiguous CPU tensor of `numel` (> 0, checked
+    // by the caller) elements of `kind`, each a `T`, which nothing else references yet.
+    let out = unsafe { std::slice::from_raw_parts_mut(mask.data_ptr() as *mut T, numel) };
+    fill_keep_scale(out, zero, keep, p, seed, threads);
+    mask
 }
 
 /// `v` rounded to bfloat16 (to nearest, ties to even), as its 16 bits. For finite `v`
@@ -83,16 +98,9 @@ fn drop_threshold(p: f64) -> u32 {
     (p * 65536.0).round().clamp(0.0, 65536.0) as u32
 }
 
-/// splitmix64's output function (Steele, Lea & Flood 2014) of `seed` and a counter.
-fn mix(seed: u64, counter: u64) -> u64 {
-    let mut z = seed.wrapping_add(counter.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// Fills `out` with `zero` (dropped, probability `p` to within 2^-16) or `keep` (kept):
-/// element `i` from lane `i % 4` of `mix(seed, i / 4)`, whatever `threads` is.
+/// element `i` from lane `i % 4` of the `i / 4`-th number of splitmix64 from `seed`
+/// ([`SplitMix64::nth`]), whatever `threads` is.
 fn fill_keep_scale<T: Copy + Send + Sync>(
     out: &mut [T],
     zero: T,
@@ -110,7 +118,7 @@ fn fill_keep_scale<T: Copy + Send + Sync>(
         .max(4);
     let fill = |chunk: &mut [T], first: usize| {
         for (g, group) in chunk.chunks_mut(4).enumerate() {
-            let bits = mix(seed, ((first / 4) + g) as u64);
+            let bits = SplitMix64::nth(seed, ((first / 4) + g) as u64);
             for (lane, v) in group.iter_mut().enumerate() {
                 let r = ((bits >> (16 * lane)) & 0xFFFF) as u32;
                 *v = if r < threshold { zero } else { keep };
