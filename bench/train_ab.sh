@@ -14,75 +14,17 @@ BEFORE=$1 AFTER=$2
 PRECISION=${PRECISION:-bf16}
 work=${3:-$(mktemp -d "${TMPDIR:-/tmp}/lase-train-ab.XXXXXX")}
 mkdir -p "$work"
-python3 - "$work" <<'PY'
-import glob, gzip, random, sys
-work = sys.argv[1]
-random.seed(0)
-rows = []
-for lang in ["deu", "fra", "rus", "zho"]:
-    for f in sorted(glob.glob(f"../shared/data/parallel-news/{lang}-eng/*.{lang}.gz")):
-        e = f[: -len(f".{lang}.gz")] + ".eng.gz"
-        a = gzip.open(f, "rt", encoding="utf-8").read().splitlines()
-        b = gzip.open(e, "rt", encoding="utf-8").read().splitlines()
-        rows += [(x.replace("\t", " "), y.replace("\t", " "), lang) for x, y in zip(a, b) if x and y]
-random.shuffle(rows)
-for lang in ["deu", "fra", "rus", "zho"]:
-    mine = [r for r in rows if r[2] == lang][:1500]
-    open(f"{work}/{lang}.tsv", "w", encoding="utf-8").write("".join(f"{x}\t{y}\n" for x, y, _ in mine))
-PY
-sources=""
-for lang in deu fra rus zho; do
-  sources+="  { format = \"tsv\", path = \"$work/$lang.tsv\", src_lang = \"$lang\", tgt_lang = \"eng\" },"$'\n'
-done
-cat >"$work/recipe.toml" <<TOML
-[model]
-init_from = "models/lase-base"
-train_max_tokens = 64
-
-[data]
-sources = [
-$sources]
-exclude_test_sets = false   # a speed benchmark: the model is thrown away
-dev = { pairs_per_language = 0, min_language_pairs = 100000 }
-
-[objective]
-contrastive = "info-nce"
-xtr = false
-
-[objective.distillation]
-teacher = "models/all-MiniLM-L6-v2"
-teacher_side = "target"
-mse = 1.0
-normalize_student = true
-
-[optimizer]
-lr = 5e-5
-weight_decay = 0.01
-
-[schedule]
-steps = 1000
-warmup_steps = 10
-batch_pairs = 64
-
-[run]
-seed = 1
-log_every = 10
-eval_every = 0
-checkpoint_every = 1000
-TOML
+source bench/train_news_recipe.sh
+news_training_recipe "$work" info-nce 64
 # The teacher cache once (not timed), shared by every timed run.
 [[ -f $work/base/teacher-target.npy ]] ||
   "$AFTER" distill --config "$work/recipe.toml" --out "$work/base" --quiet --stop-after 1 >/dev/null
-lscpu | grep -E "^Model name"
-lscpu | grep -o -w -E "avx2|avx512f|avx512_bf16|amx_bf16|amx_tile" | sort -u | tr '\n' ' '
-echo
+print_cpu
 for round in 1 2; do
   for side in before after; do
     if [[ $side == before ]]; then bin=$BEFORE; else bin=$AFTER; fi
     d=$work/$side-$round
-    rm -rf "$d" && mkdir -p "$d"
-    cp "$work/base/config.toml" "$d/"
-    for f in teacher-target.npy teacher-target.texts; do ln "$work/base/$f" "$d/" 2>/dev/null || cp "$work/base/$f" "$d/"; done
+    seed_timed_run "$work/base" "$d"
     /usr/bin/time -f "%M" -o "$d.rss" "$bin" distill --config "$work/recipe.toml" --out "$d" --quiet --stop-after 30 --precision "$PRECISION" >"$d.log"
     python3 - "$d" "$side" "$round" <<'PY'
 import json, sys
