@@ -80,3 +80,112 @@ fn models_that_do_not_share_shapes_or_a_range_are_refused() {
     let e = e.to_string();
     assert!(e.contains("alpha 1.5"), "{e}");
 }
+
+/// The tiny tokenizer with `words` appended after its last id (as `lase tokenizer extend`
+/// appends pieces), or, with `swap_first`, also its first two words' ids exchanged.
+fn extended_tokenizer(words: &[&str], swap_first: bool) -> String {
+    let mut json: serde_json::Value = serde_json::from_str(&tiny_tokenizer_json()).unwrap();
+    let vocab = json["model"]["vocab"].as_object_mut().unwrap();
+    let n = vocab.len();
+    for (i, w) in words.iter().enumerate() {
+        vocab.insert(w.to_string(), serde_json::Value::from(n + i));
+    }
+    if swap_first {
+        let (a, b) = (TINY_WORDS[0], TINY_WORDS[1]);
+        let (ia, ib) = (vocab[a].clone(), vocab[b].clone());
+        vocab.insert(a.into(), ib);
+        vocab.insert(b.into(), ia);
+    }
+    json.to_string()
+}
+
+fn saved_extended(seed: i64, words: &[&str], swap_first: bool, dir: &std::path::Path) {
+    let mut config = tiny_config();
+    config.vocab_size += words.len();
+    let _rng = torch_rng();
+    tch::manual_seed(seed);
+    let model = SentenceEncoder::new(
+        config,
+        extended_tokenizer(words, swap_first),
+        32,
+        mean_head(16, false),
+        tch::Device::Cpu,
+    )
+    .unwrap();
+    model.save(dir).unwrap();
+}
+
+#[test]
+fn across_a_vocabulary_extension_the_appended_rows_stay_and_the_rest_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ext_dir, base_dir) = (dir.path().join("ext"), dir.path().join("base"));
+    let added = ["zebra", "quokka", "wombat"];
+    saved_extended(6, &added, false, &ext_dir);
+    saved(7, tiny_config(), &base_dir);
+    let ext = SentenceEncoder::load(&ext_dir, tch::Device::Cpu).unwrap();
+    let base = SentenceEncoder::load(&base_dir, tch::Device::Cpu).unwrap();
+    let (ve, vb) = (ext.var_store().variables(), base.var_store().variables());
+    let alpha = 0.3;
+    let mixed = interpolate(&ext_dir, &base_dir, alpha).unwrap();
+    assert_eq!(
+        mixed.tokenizer_json(),
+        ext.tokenizer_json(),
+        "the extended tokenizer is kept"
+    );
+    let vm = mixed.var_store().variables();
+    let n = vb
+        .iter()
+        .find(|(k, _)| k.ends_with("word_embeddings.weight"))
+        .map(|(_, t)| t.size()[0])
+        .unwrap();
+    let mut embedding_seen = false;
+    for (name, t) in &vm {
+        if name.ends_with("word_embeddings.weight") {
+            embedding_seen = true;
+            assert_eq!(t.size()[0], n + added.len() as i64);
+            let shared = t.narrow(0, 0, n);
+            let expected = ve[name].narrow(0, 0, n) * (1.0 - alpha) + &vb[name] * alpha;
+            assert!(
+                max_diff(&shared, &expected) < 1e-6,
+                "shared rows off the line"
+            );
+            let appended = t.narrow(0, n, added.len() as i64);
+            assert_eq!(
+                max_diff(&appended, &ve[name].narrow(0, n, added.len() as i64)),
+                0.0,
+                "the appended rows changed"
+            );
+            assert!(max_diff(&appended, &appended.zeros_like()) > 0.0);
+        } else {
+            let expected = &ve[name] * (1.0 - alpha) + &vb[name] * alpha;
+            assert!(max_diff(t, &expected) < 1e-6, "{name} off the line");
+        }
+    }
+    assert!(embedding_seen);
+    // A sentence of an appended word embeds through its own (kept) row.
+    let v = mixed.encode(&["zebra quokka"], 1).unwrap();
+    assert!(v.isfinite().all().int64_value(&[]) == 1);
+}
+
+#[test]
+fn an_extension_given_second_or_a_reordered_vocabulary_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ext_dir, base_dir, moved_dir) = (
+        dir.path().join("ext"),
+        dir.path().join("base"),
+        dir.path().join("moved"),
+    );
+    saved_extended(6, &["zebra"], false, &ext_dir);
+    saved(7, tiny_config(), &base_dir);
+    let Err(e) = interpolate(&base_dir, &ext_dir, 0.5) else {
+        panic!("the extended model came second, yet it interpolated");
+    };
+    let e = e.to_string();
+    assert!(e.contains("extends") && e.contains("1 - alpha"), "{e}");
+    // Same pieces plus one, but two old pieces exchange ids: rows no longer mean the same.
+    saved_extended(8, &["zebra"], true, &moved_dir);
+    let Err(e) = interpolate(&moved_dir, &base_dir, 0.5) else {
+        panic!("a reordered vocabulary, yet it interpolated");
+    };
+    assert!(e.to_string().contains("different tokenizers"), "{e}");
+}

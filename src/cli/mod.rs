@@ -71,6 +71,7 @@ pub enum Command {
     ReduceDim(model_tools::ReduceDimArgs),
     /// Interpolate two models of one architecture and vocabulary: (1 - alpha) * MODEL +
     /// alpha * TO, every weight (WiSE-FT), e.g. a run's weights back towards its start.
+    /// MODEL may extend TO's vocabulary: its appended pieces' rows are kept.
     Interpolate(model_tools::InterpolateArgs),
     /// Copy a BERT-family model folder keeping some of its layers, feed-forward neurons
     /// and vocabulary pieces: the starting point of a thin student.

@@ -71,7 +71,8 @@ pub struct InterpolateArgs {
     /// The model at alpha 0 (its tokenizer and head files are copied).
     #[arg(long)]
     model: PathBuf,
-    /// The model at alpha 1: the same parameters, shapes and tokenizer.
+    /// The model at alpha 1: the same parameters, shapes and tokenizer, or --model's
+    /// tokenizer without the pieces an extension appended (their rows stay --model's).
     #[arg(long)]
     to: PathBuf,
     /// Where on the line: 0 keeps --model, 1 gives --to.
