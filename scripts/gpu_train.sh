@@ -6,7 +6,8 @@
 #   scripts/gpu_train.sh pack NAME RECIPE [--set KEY=VALUE ...]
 #       Here. Bundles what the run needs into .gpu/NAME/parts/part-NN, each at most
 #       LASE_GPU_PART_MB MiB (default: 40, or less where this checkout's travelling tree
-#       leaves less of a call's 64 MiB; every device call sends that tree too):
+#       leaves less of a call's 64 MiB; every device call sends that tree too; a larger
+#       LASE_GPU_PART_MB than the tree leaves room for is refused):
 #       the release binary (stripped), the recipe, its data sources, its teacher and
 #       init_from models (f16), the test sentences its sources contain (so the device
 #       drops the same pairs without the benchmark folders: lase check-leakage
@@ -131,13 +132,16 @@ travelling_tree_bytes() {
 # The part size in MiB: LASE_GPU_PART_MB, else 40 or what a call leaves beside the tree
 # (1 MiB kept for the manifest and slack).
 part_mib() {
-  if [[ -n $PART_MB ]]; then
-    echo "$PART_MB"
-    return
-  fi
   local tree free
   tree=$(travelling_tree_bytes)
   free=$(((64 * 1048576 - tree) / 1048576 - 1))
+  if [[ -n $PART_MB ]]; then
+    # A call that sends the tree and one part over 64 MiB is refused before any machine
+    # starts (2026-11-26: 56 MiB parts beside an 8 MiB tree).
+    ((PART_MB <= free)) || die "LASE_GPU_PART_MB=$PART_MB: this checkout's travelling tree is $((tree / 1048576)) MiB, so a 64 MiB call has room for parts of at most $free MiB"
+    echo "$PART_MB"
+    return
+  fi
   ((free >= 1)) || die "this checkout's travelling tree is $((tree / 1048576)) MiB: no room for a part in a 64 MiB call (see the big files: git ls-files -z | xargs -0 du -b | sort -n | tail)"
   ((free < 40)) || free=40
   if ((free < 20)); then

@@ -439,3 +439,29 @@ checkpoint_every = 2
     std::fs::remove_dir_all(repo().join(format!(".gpu/{name}"))).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A part size that, beside this checkout's travelling tree, makes a call over the device's
+/// 64 MiB is refused before anything is packed (the device would refuse every call).
+#[test]
+fn pack_refuses_parts_the_call_has_no_room_for() {
+    let name = "lase-gpu-bundle-too-big";
+    let out = Command::new("bash")
+        .arg(repo().join("scripts/gpu_train.sh"))
+        .args(["pack", name, "configs/lase-base-mse2-more-gpu.toml"])
+        .env("LASE_BIN", env!("CARGO_BIN_EXE_lase"))
+        .env("LASE_GPU_BENCH_TRAIN_STEP", "0")
+        .env("LASE_GPU_PART_MB", "64")
+        .current_dir(repo())
+        .output()
+        .expect("bash runs");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "64 MiB parts were packed:\n{text}");
+    assert!(
+        text.contains("LASE_GPU_PART_MB=64") && text.contains("room for parts of at most"),
+        "{text}"
+    );
+    assert!(
+        !repo().join(".gpu").join(name).exists(),
+        "pack wrote a bundle before refusing"
+    );
+}
