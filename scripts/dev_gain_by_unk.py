@@ -8,15 +8,16 @@ Usage: scripts/dev_gain_by_unk.py BEFORE.json AFTER.json COVERAGE.json
 import json
 import sys
 
+from unk_share import GROUPS, group_of
+
 before, after, coverage = (json.load(open(p)) for p in sys.argv[1:4])
 unk = {c["language"]: c["unknown_tokens"] / max(1, c["tokens"]) for c in coverage}
 b = {l["language"]: l for l in before["languages"]}
 a = {l["language"]: l for l in after["languages"]}
-groups = [("[UNK] >= 20%", 0.20, 1.01), ("5-20%", 0.05, 0.20), ("1-5%", 0.01, 0.05), ("< 1%", -1, 0.01)]
 print("| tokenizer's [UNK] share | dev languages | own-language P@1 before -> after | pooled before -> after |")
 print("| --- | ---: | --- | --- |")
-for name, lo, hi in groups:
-    langs = [k for k in b if k in a and lo <= unk.get(k, 0.0) < hi]
+for name, _ in GROUPS:
+    langs = [k for k in b if k in a and group_of(unk.get(k, 0.0)) == name]
     if not langs:
         continue
     mean = lambda d, key: sum(d[k][key] for k in langs) / len(langs)

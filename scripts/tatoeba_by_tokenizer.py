@@ -13,6 +13,8 @@ import collections
 import json
 import sys
 
+from unk_share import GROUPS, READABLE, group_of
+
 languages = json.load(open(sys.argv[1]))["tatoeba"]["languages"]
 coverage = collections.defaultdict(lambda: [0, 0, 0])
 for row in json.load(open(sys.argv[2])):
@@ -29,13 +31,13 @@ for lang, p in p_at_1.items():
         group = "no training text of that code"
     else:
         unk = coverage[lang][0] / max(1, coverage[lang][1])
-        group = "[UNK] >= 20%" if unk >= 0.2 else "5-20%" if unk >= 0.05 else "1-5%" if unk >= 0.01 else "< 1%"
+        group = group_of(unk)
     groups[group].append(lang)
 
 print(f"Tatoeba mean P@1 (both directions) over {n} languages: {sum(p_at_1.values()) / n:.2f}")
 print("| tokenizer's [UNK] share on the training text | languages | mean P@1 | share of the 112-language mean |")
 print("| --- | ---: | ---: | ---: |")
-order = ["< 1%", "1-5%", "5-20%", "[UNK] >= 20%", "no training text of that code"]
+order = [name for name, _ in reversed(GROUPS)] + ["no training text of that code"]
 for g in order:
     ls = groups.get(g, [])
     if ls:
@@ -43,7 +45,7 @@ for g in order:
         print(f"| {g} | {len(ls)} | {s / len(ls):.2f} | {s / n:.2f} |")
 print(f"(no training text of that code: {' '.join(sorted(groups[order[-1]]))})")
 
-readable = groups["< 1%"]
+readable = groups[READABLE]
 readable_mean = sum(p_at_1[l] for l in readable) / len(readable)
 unreadable = [l for g in order[1:4] for l in groups.get(g, [])]
 bound = sum(max(p, readable_mean) if l in unreadable else p for l, p in p_at_1.items()) / n
