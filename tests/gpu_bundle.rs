@@ -451,6 +451,7 @@ fn pack_refuses_parts_the_call_has_no_room_for() {
         .env("LASE_BIN", env!("CARGO_BIN_EXE_lase"))
         .env("LASE_GPU_BENCH_TRAIN_STEP", "0")
         .env("LASE_GPU_PART_MB", "64")
+        .env_remove("LASE_GPU_DEVICE") // a rehearsal on CPU skips the check
         .current_dir(repo())
         .output()
         .expect("bash runs");
