@@ -12,8 +12,9 @@ pub mod training;
 
 use std::path::Path;
 
+use rayon::prelude::*;
 use tch::{Device, Tensor};
-use tokenizers::{Tokenizer, TruncationParams};
+use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
 use crate::error::{LaseError, Result};
 
@@ -71,6 +72,11 @@ impl TokenStore {
                     .map_err(|_| LaseError::Tokenizer(format!("token type id {ty} outside 0..256")))
             })
             .collect::<Result<Vec<u8>>>()?;
+        self.push_compact(&ids, &type_ids)
+    }
+
+    /// Appends one sentence already in the store's widths.
+    pub fn push_compact(&mut self, ids: &[u32], type_ids: &[u8]) -> Result<()> {
         if ids.len() != type_ids.len() {
             return Err(LaseError::Tokenizer(format!(
                 "{} token ids but {} type ids",
@@ -78,8 +84,8 @@ impl TokenStore {
                 type_ids.len()
             )));
         }
-        self.ids.extend_from_slice(&ids);
-        self.type_ids.extend_from_slice(&type_ids);
+        self.ids.extend_from_slice(ids);
+        self.type_ids.extend_from_slice(type_ids);
         self.offsets.push(self.ids.len() as u64);
         Ok(())
     }
@@ -277,8 +283,28 @@ impl SentenceTokenizer {
         let mut store = TokenStore::new();
         let mut pending: Vec<&str> = Vec::with_capacity(chunk.max(1));
         let flush = |pending: &mut Vec<&str>, store: &mut TokenStore| -> Result<()> {
-            for t in self.encode(pending)? {
-                store.push(&t)?;
+            // Each Encoding reduced to the store's widths on the worker threads (its
+            // token strings, offsets and masks freed there too), so that only the copy
+            // into the store is serial.
+            let compact: Vec<Result<(Vec<u32>, Vec<u8>)>> = self
+                .encode_raw(pending)?
+                .into_par_iter()
+                .map(|e| {
+                    let type_ids = e
+                        .get_type_ids()
+                        .iter()
+                        .map(|&ty| {
+                            u8::try_from(ty).map_err(|_| {
+                                LaseError::Tokenizer(format!("token type id {ty} outside 0..256"))
+                            })
+                        })
+                        .collect::<Result<Vec<u8>>>()?;
+                    Ok((e.get_ids().to_vec(), type_ids))
+                })
+                .collect();
+            for sentence in compact {
+                let (ids, type_ids) = sentence?;
+                store.push_compact(&ids, &type_ids)?;
             }
             pending.clear();
             Ok(())
@@ -299,23 +325,9 @@ impl SentenceTokenizer {
         &self,
         sentences: &[S],
     ) -> Result<Vec<(TokenIds, bool)>> {
-        let prepared: Vec<String> = sentences
-            .iter()
-            .map(|s| {
-                let s = s.as_ref().trim();
-                if self.lowercase {
-                    s.to_lowercase()
-                } else {
-                    s.to_owned()
-                }
-            })
-            .collect();
-        let encodings = self
-            .inner
-            .encode_batch_fast(prepared, true)
-            .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
-        Ok(encodings
-            .into_iter()
+        Ok(self
+            .encode_raw(sentences)?
+            .into_par_iter()
             .map(|e| {
                 let truncated = !e.get_overflowing().is_empty();
                 (
@@ -327,6 +339,27 @@ impl SentenceTokenizer {
                 )
             })
             .collect())
+    }
+
+    /// The tokenizer's encodings of sentences prepared as sentence-transformers does
+    /// (stripped, lowercased where the model is uncased), the preparation and the
+    /// tokenizer's batch both spread over rayon's threads.
+    fn encode_raw<S: AsRef<str>>(&self, sentences: &[S]) -> Result<Vec<Encoding>> {
+        let refs: Vec<&str> = sentences.iter().map(AsRef::as_ref).collect();
+        let prepared: Vec<String> = refs
+            .par_iter()
+            .map(|s| {
+                let s = s.trim();
+                if self.lowercase {
+                    s.to_lowercase()
+                } else {
+                    s.to_owned()
+                }
+            })
+            .collect();
+        self.inner
+            .encode_batch_fast(prepared, true)
+            .map_err(|e| LaseError::Tokenizer(e.to_string()))
     }
 }
 
