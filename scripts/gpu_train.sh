@@ -136,10 +136,14 @@ part_mib() {
   tree=$(travelling_tree_bytes)
   free=$(((64 * 1048576 - tree) / 1048576 - 1))
   if [[ -n $PART_MB ]]; then
+    [[ $PART_MB =~ ^[1-9][0-9]*$ ]] || die "LASE_GPU_PART_MB=$PART_MB: a whole number of MiB, at least 1"
     # A call that sends the tree and one part over 64 MiB is refused before any machine
     # starts (2026-11-26: 56 MiB parts beside an 8 MiB tree). A rehearsal on this machine
     # (LASE_GPU_DEVICE=cpu, as tests/gpu_bundle.rs runs it) makes no device call.
-    [[ ${LASE_GPU_DEVICE:-cuda} == cpu ]] || ((PART_MB <= free)) || die "LASE_GPU_PART_MB=$PART_MB: this checkout's travelling tree is $((tree / 1048576)) MiB, so a 64 MiB call has room for parts of at most $free MiB"
+    if [[ ${LASE_GPU_DEVICE:-cuda} != cpu ]] && ((PART_MB > free)); then
+      ((free >= 1)) || die "this checkout's travelling tree is $((tree / 1048576)) MiB: no room for a part in a 64 MiB call (scripts/gpu_train.sh slim-tree, then pack again)"
+      die "LASE_GPU_PART_MB=$PART_MB: this checkout's travelling tree is $((tree / 1048576)) MiB, so a 64 MiB call has room for parts of at most $free MiB"
+    fi
     echo "$PART_MB"
     return
   fi

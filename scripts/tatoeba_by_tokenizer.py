@@ -47,7 +47,7 @@ print(f"(no training text of that code: {' '.join(sorted(groups[order[-1]]))})")
 
 readable = groups[READABLE]
 readable_mean = sum(p_at_1[l] for l in readable) / len(readable)
-unreadable = [l for g in order[1:4] for l in groups.get(g, [])]
+unreadable = [l for name, _ in GROUPS if name != READABLE for l in groups.get(name, [])]
 bound = sum(max(p, readable_mean) if l in unreadable else p for l, p in p_at_1.items()) / n
 print(f"if the {len(unreadable)} languages with >= 1% [UNK] rose to the readable mean {readable_mean:.2f}: {bound:.2f}")
 

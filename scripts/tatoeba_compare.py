@@ -32,5 +32,7 @@ print("below 10: " + " -> ".join(str(sum(p_at_1(d[l]) < 10 for l in common)) for
 lowest = sorted(common, key=lambda l: p_at_1(after[l]))[:4]
 print("lowest after: " + ", ".join(f"{l} {p_at_1(after[l]):.1f}" for l in lowest))
 moves = sorted(change.items(), key=lambda kv: kv[1])
-print("largest falls: " + ", ".join(f"{l} {v:+.1f}" for l, v in moves[:3]))
-print("largest rises: " + ", ".join(f"{l} {v:+.1f}" for l, v in moves[::-1][:3]))
+falls = [(l, v) for l, v in moves if v < 0][:3]
+rises = [(l, v) for l, v in moves[::-1] if v > 0][:3]
+print("largest falls: " + (", ".join(f"{l} {v:+.1f}" for l, v in falls) or "none"))
+print("largest rises: " + (", ".join(f"{l} {v:+.1f}" for l, v in rises) or "none"))

@@ -10,4 +10,7 @@ READABLE = GROUPS[-1][0]
 
 def group_of(share):
     """The name of the group an [UNK] share (0..1) falls in."""
-    return next(name for name, low in GROUPS if share >= low)
+    for name, low in GROUPS:
+        if share >= low:
+            return name
+    raise ValueError(f"[UNK] share {share!r} is not a fraction of tokens (0..1)")

@@ -13,8 +13,10 @@
 //! recipe): when `from`'s vocabulary is `to`'s with pieces appended (every piece of `to` at
 //! the same id in `from`, the tokenizers otherwise alike), the rows of the shared pieces are
 //! interpolated like every other weight and the appended rows stay `from`'s at every α: `to`
-//! has no row for them. The output keeps `from`'s tokenizer, so `from` must be the extended
-//! model (the other way round is refused, naming the swap: `--alpha 1 − α`).
+//! has no row for them (only the raw rows: where the table is factorised, the projection
+//! after it and the embedding LayerNorm are averaged like every weight, so the appended
+//! pieces' vectors still move with α). The output keeps `from`'s tokenizer, so `from` must
+//! be the extended model (the other way round is refused, naming the swap: `--alpha 1 − α`).
 
 use std::path::Path;
 
@@ -61,13 +63,28 @@ pub fn interpolate(from: &Path, to: &Path, alpha: f64) -> Result<SentenceEncoder
                 from.display()
             )));
         };
-        let extended_rows = shared_rows.is_some_and(|n| {
-            name.ends_with(WORD_EMBEDDINGS)
-                && u.size().first() == Some(&n)
-                && t.size().first().is_some_and(|&m| m > n)
-                && t.size()[1..] == u.size()[1..]
-        });
-        if t.size() != u.size() && !extended_rows {
+        if let Some(n) = shared_rows.filter(|_| name.ends_with(WORD_EMBEDDINGS)) {
+            // Across an extension only the shared pieces' rows must line up; either table
+            // may hold more (the extension's rows, or spare rows past the vocabulary).
+            let rows_and_width = |x: &Tensor| {
+                (
+                    x.size().first().copied(),
+                    x.size().get(1..).map(<[i64]>::to_vec),
+                )
+            };
+            let ((rows_t, width_t), (rows_u, width_u)) = (rows_and_width(t), rows_and_width(u));
+            if rows_t.is_none_or(|r| r < n) || rows_u.is_none_or(|r| r < n) || width_t != width_u {
+                return Err(LaseError::InvalidArgument(format!(
+                    "parameter {name}: shape {:?} in {} and {:?} in {} do not both hold rows for the {n} pieces the two vocabularies share",
+                    t.size(),
+                    from.display(),
+                    u.size(),
+                    to.display()
+                )));
+            }
+            continue;
+        }
+        if t.size() != u.size() {
             return Err(LaseError::InvalidArgument(format!(
                 "parameter {name}: shape {:?} in {} but {:?} in {}",
                 t.size(),
@@ -81,10 +98,16 @@ pub fn interpolate(from: &Path, to: &Path, alpha: f64) -> Result<SentenceEncoder
         let vars = base.var_store_mut().variables();
         for (name, t) in vars {
             let u: &Tensor = &theirs[&name];
-            // The appended rows (an extended vocabulary's) stay `from`'s.
-            let mut shared = t.narrow(0, 0, u.size()[0]);
-            let mixed = &shared * (1.0 - alpha) + u.to_kind(t.kind()) * alpha;
-            shared.copy_(&mixed);
+            // Across an extension, the embedding table's first n rows only: the appended
+            // rows stay `from`'s.
+            let (mut mine, theirs_part) = match shared_rows {
+                Some(n) if name.ends_with(WORD_EMBEDDINGS) => {
+                    (t.narrow(0, 0, n), u.narrow(0, 0, n))
+                }
+                _ => (t, u.shallow_clone()),
+            };
+            let mixed = &mine * (1.0 - alpha) + theirs_part.to_kind(mine.kind()) * alpha;
+            mine.copy_(&mixed);
         }
     });
     Ok(base)
@@ -105,17 +128,15 @@ fn shared_vocabulary(
     if base.tokenizer_json() == other.tokenizer_json() {
         return Ok(None);
     }
-    let different = || {
+    let different = |what: &str| {
         LaseError::InvalidArgument(format!(
-            "{} and {} have different tokenizers: their embedding rows do not mean the same pieces",
+            "{} and {} have different tokenizers ({what}): their embedding rows do not mean the same pieces",
             from.display(),
             to.display()
         ))
     };
-    let parse = |text: &str| -> Option<(
-        serde_json::Value,
-        serde_json::Map<String, serde_json::Value>,
-    )> {
+    type Vocab = serde_json::Map<String, serde_json::Value>;
+    let parse = |text: &str| -> Option<(serde_json::Value, Vocab)> {
         let mut json: serde_json::Value = serde_json::from_str(text).ok()?;
         let vocab = json.get_mut("model")?.as_object_mut()?.remove("vocab")?;
         Some((json, vocab.as_object()?.clone()))
@@ -123,19 +144,46 @@ fn shared_vocabulary(
     let (Some((rest_from, vocab_from)), Some((rest_to, vocab_to))) =
         (parse(base.tokenizer_json()), parse(other.tokenizer_json()))
     else {
-        return Err(different());
+        return Err(different("no model.vocab map to compare"));
     };
     if rest_from != rest_to {
-        return Err(different());
+        let differing = rest_from
+            .as_object()
+            .zip(rest_to.as_object())
+            .and_then(|(a, b)| {
+                a.keys()
+                    .chain(b.keys())
+                    .find(|k| a.get(*k) != b.get(*k))
+                    .cloned()
+            })
+            .unwrap_or_else(|| "their settings".into());
+        return Err(different(&format!("{differing} differs")));
     }
-    let contains = |big: &serde_json::Map<String, serde_json::Value>,
-                    small: &serde_json::Map<String, serde_json::Value>| {
-        small.len() < big.len() && small.iter().all(|(piece, id)| big.get(piece) == Some(id))
+    // `small` is `big`'s first n ids: every piece of `small` at the same id in `big`, its
+    // ids exactly 0..n (its added tokens among them), and `big`'s other pieces at n or above.
+    let extends = |big: &Vocab, small: &Vocab, rest: &serde_json::Value| {
+        let n = small.len() as u64;
+        let id = |v: &serde_json::Value| v.as_u64().unwrap_or(u64::MAX);
+        let mut seen = vec![false; small.len()];
+        let small_is_0_to_n = small.values().all(|v| {
+            let i = id(v);
+            i < n && !std::mem::replace(&mut seen[i as usize], true)
+        });
+        let added_inside = rest["added_tokens"]
+            .as_array()
+            .is_none_or(|tokens| tokens.iter().all(|t| id(&t["id"]) < n));
+        small.len() < big.len()
+            && small_is_0_to_n
+            && added_inside
+            && small.iter().all(|(piece, i)| big.get(piece) == Some(i))
+            && big
+                .iter()
+                .all(|(piece, i)| small.contains_key(piece) || id(i) >= n)
     };
-    if contains(&vocab_from, &vocab_to) {
+    if extends(&vocab_from, &vocab_to, &rest_to) {
         return Ok(Some(vocab_to.len() as i64));
     }
-    if contains(&vocab_to, &vocab_from) {
+    if extends(&vocab_to, &vocab_from, &rest_from) {
         return Err(LaseError::InvalidArgument(format!(
             "{}'s vocabulary extends {}'s: give the extended model as the first (--model {} \
              --to {} --alpha 1 - alpha), whose tokenizer the output keeps",
@@ -145,5 +193,7 @@ fn shared_vocabulary(
             from.display()
         )));
     }
-    Err(different())
+    Err(different(
+        "neither vocabulary is the other's with pieces appended",
+    ))
 }

@@ -441,28 +441,49 @@ checkpoint_every = 2
 }
 
 /// A part size that, beside this checkout's travelling tree, makes a call over the device's
-/// 64 MiB is refused before anything is packed (the device would refuse every call).
+/// 64 MiB is refused before anything is packed (the device would refuse every call), and so
+/// is one that is no size at all.
 #[test]
 fn pack_refuses_parts_the_call_has_no_room_for() {
     let name = "lase-gpu-bundle-too-big";
-    let out = Command::new("bash")
-        .arg(repo().join("scripts/gpu_train.sh"))
-        .args(["pack", name, "configs/lase-base-mse2-more-gpu.toml"])
-        .env("LASE_BIN", env!("CARGO_BIN_EXE_lase"))
-        .env("LASE_GPU_BENCH_TRAIN_STEP", "0")
-        .env("LASE_GPU_PART_MB", "64")
-        .env_remove("LASE_GPU_DEVICE") // a rehearsal on CPU skips the check
-        .current_dir(repo())
-        .output()
-        .expect("bash runs");
-    let text = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "64 MiB parts were packed:\n{text}");
-    assert!(
-        text.contains("LASE_GPU_PART_MB=64") && text.contains("room for parts of at most"),
-        "{text}"
-    );
-    assert!(
-        !repo().join(".gpu").join(name).exists(),
-        "pack wrote a bundle before refusing"
-    );
+    // This checkout's tree decides which refusal a 64 MiB part gets: "at most N MiB" where
+    // the tree leaves some room, "no room for a part" where it alone fills a call (a
+    // checkout with its committed models and no slim-tree).
+    for (part_mb, expected) in [
+        (
+            "64",
+            &["room for parts of at most", "no room for a part"][..],
+        ),
+        ("abc", &["a whole number of MiB"][..]),
+        ("0", &["a whole number of MiB"][..]),
+    ] {
+        let out = Command::new("bash")
+            .arg(repo().join("scripts/gpu_train.sh"))
+            .args(["pack", name, "configs/lase-base-mse2-more-gpu.toml"])
+            .env("LASE_BIN", env!("CARGO_BIN_EXE_lase"))
+            .env("LASE_GPU_BENCH_TRAIN_STEP", "0")
+            .env("LASE_GPU_PART_MB", part_mb)
+            .env_remove("LASE_GPU_DEVICE") // a rehearsal on CPU skips the room check
+            .current_dir(repo())
+            .output()
+            .expect("bash runs");
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "parts of {part_mb} MiB were packed:\n{text}"
+        );
+        assert!(
+            text.contains(&format!("LASE_GPU_PART_MB={part_mb}"))
+                || text.contains("travelling tree"),
+            "{text}"
+        );
+        assert!(
+            expected.iter().any(|e| text.contains(e)),
+            "{part_mb}: {text}"
+        );
+        assert!(
+            !repo().join(".gpu").join(name).exists(),
+            "pack wrote a bundle before refusing"
+        );
+    }
 }

@@ -189,3 +189,65 @@ fn an_extension_given_second_or_a_reordered_vocabulary_is_refused() {
     };
     assert!(e.to_string().contains("different tokenizers"), "{e}");
 }
+
+#[test]
+fn the_same_vocabulary_with_another_normaliser_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a_dir, b_dir) = (dir.path().join("a"), dir.path().join("b"));
+    saved(3, tiny_config(), &a_dir);
+    let mut json: serde_json::Value = serde_json::from_str(&tiny_tokenizer_json()).unwrap();
+    json["normalizer"] = serde_json::Value::Null; // cased: "Cat" is no longer "cat"
+    let _rng = torch_rng();
+    tch::manual_seed(4);
+    SentenceEncoder::new(
+        tiny_config(),
+        json.to_string(),
+        32,
+        mean_head(16, false),
+        tch::Device::Cpu,
+    )
+    .unwrap()
+    .save(&b_dir)
+    .unwrap();
+    let Err(e) = interpolate(&a_dir, &b_dir, 0.5) else {
+        panic!("another normaliser, yet it interpolated");
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("different tokenizers") && e.contains("normalizer"),
+        "{e}"
+    );
+}
+
+/// A table with spare rows past its vocabulary (as some models pad it to a multiple of 8),
+/// extended elsewhere: only the shared pieces' rows are averaged, and the extended model's
+/// other rows stay.
+#[test]
+fn only_the_shared_rows_are_averaged_when_a_table_has_spare_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ext_dir, base_dir) = (dir.path().join("ext"), dir.path().join("base"));
+    saved_extended(6, &["zebra", "quokka"], false, &ext_dir);
+    let mut padded = tiny_config();
+    padded.vocab_size += 5; // 5 spare rows no piece uses
+    saved(7, padded, &base_dir);
+    let ext = SentenceEncoder::load(&ext_dir, tch::Device::Cpu).unwrap();
+    let base = SentenceEncoder::load(&base_dir, tch::Device::Cpu).unwrap();
+    let name = ext
+        .var_store()
+        .variables()
+        .into_keys()
+        .find(|k| k.ends_with("word_embeddings.weight"))
+        .unwrap();
+    let (te, tb) = (
+        &ext.var_store().variables()[&name],
+        &base.var_store().variables()[&name],
+    );
+    let n = (4 + TINY_WORDS.len()) as i64;
+    assert_eq!((te.size()[0], tb.size()[0]), (n + 2, n + 5));
+    let mixed = interpolate(&ext_dir, &base_dir, 0.5).unwrap();
+    let tm = &mixed.var_store().variables()[&name];
+    assert_eq!(tm.size()[0], n + 2);
+    let expected = te.narrow(0, 0, n) * 0.5 + tb.narrow(0, 0, n) * 0.5;
+    assert!(max_diff(&tm.narrow(0, 0, n), &expected) < 1e-6);
+    assert_eq!(max_diff(&tm.narrow(0, n, 2), &te.narrow(0, n, 2)), 0.0);
+}

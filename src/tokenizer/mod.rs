@@ -343,7 +343,8 @@ impl SentenceTokenizer {
 
     /// The tokenizer's encodings of sentences prepared as sentence-transformers does
     /// (stripped, lowercased where the model is uncased), the preparation and the
-    /// tokenizer's batch both spread over rayon's threads.
+    /// tokenizer's batch both spread over rayon's threads (RAYON_NUM_THREADS bounds both;
+    /// TOKENIZERS_PARALLELISM=false makes only the tokenizer's own part serial).
     fn encode_raw<S: AsRef<str>>(&self, sentences: &[S]) -> Result<Vec<Encoding>> {
         let refs: Vec<&str> = sentences.iter().map(AsRef::as_ref).collect();
         let prepared: Vec<String> = refs
@@ -429,5 +430,53 @@ mod tests {
         };
         assert!(store.push(&mismatched).is_err());
         assert_eq!(store.len(), 3);
+    }
+
+    /// The trainer's chunked, parallel path stores what `encode` gives, in order, across
+    /// chunk boundaries (chunks of 3 over 10 sentences: two full, one partial).
+    #[test]
+    fn the_store_path_matches_encode_in_order_across_chunks() {
+        let pieces: Vec<String> = [
+            "[PAD]", "[UNK]", "[CLS]", "[SEP]", "cat", "dog", "##s", "sat",
+        ]
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+        let mut json = wordpiece_tokenizer_json(&pieces);
+        json["post_processor"] = serde_json::json!({
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                       {"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+            "pair": [], "special_tokens": {
+                "[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
+                "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}
+        });
+        let inner = Tokenizer::from_bytes(json.to_string()).unwrap();
+        let tokenizer = SentenceTokenizer::new(inner, 6, 0, true).unwrap();
+        let sentences = [
+            "cat",
+            " Dogs sat ",
+            "",
+            "cats cats cats cats cats",
+            "dog",
+            "sat cat",
+            "ഇത്",
+            "CAT DOG",
+            "dogs",
+            "sat sat sat",
+        ];
+        let expected = tokenizer.encode(&sentences).unwrap();
+        let store = tokenizer
+            .encode_to_store(sentences.iter().copied(), 3)
+            .unwrap();
+        assert_eq!(store.len(), sentences.len());
+        for (i, e) in expected.iter().enumerate() {
+            assert_eq!(&store.get(i), e, "sentence {i} ({:?})", sentences[i]);
+        }
+        // Not all alike: the check compares distinct sentences (lowercased, truncated to 6).
+        assert_eq!(expected[1].ids, vec![2, 5, 6, 7, 3]);
+        assert_eq!(expected[3].len(), 6);
+        assert_ne!(expected[0], expected[4]);
     }
 }
