@@ -5,6 +5,7 @@
 //! vectors).
 
 pub mod data;
+pub mod deadline;
 pub mod embed;
 pub mod error;
 pub mod eval;

@@ -212,7 +212,7 @@ fn a_deadline_that_passed_before_training_stops_after_one_step() {
     );
     let out = dir.path().join("run");
     // The slot ends 20 ms from now; the "slow start" below takes 50 ms of it and more.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(20);
+    let deadline = lase::deadline::Deadline::after(std::time::Duration::from_millis(20));
     std::thread::sleep(std::time::Duration::from_millis(50));
     let part = train(
         &config,

@@ -131,8 +131,7 @@ fn run_recipe(
         deadline: run
             .time_limit
             .map(|s| {
-                process_start()
-                    .checked_add(std::time::Duration::from_secs(s))
+                lase::deadline::Deadline::since(process_start(), std::time::Duration::from_secs(s))
                     .with_context(|| format!("--time-limit {s}: too far in the future"))
             })
             .transpose()?,

@@ -8,9 +8,9 @@
 
 use tch::{Device, Kind, Tensor};
 
-use super::deadline::Deadline;
 pub use super::matrix::validate_pair;
 use super::matrix::{MatrixView, Neighbours};
+use crate::deadline::Deadline;
 use crate::error::{LaseError, Result};
 
 /// How the exact search runs.

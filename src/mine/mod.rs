@@ -6,7 +6,6 @@
 pub mod ann;
 pub mod bitext;
 pub mod candidates;
-pub mod deadline;
 pub mod knn;
 pub mod margin;
 pub mod matrix;
@@ -16,8 +15,8 @@ pub mod topk_cpu;
 
 use std::collections::HashMap;
 
+pub use crate::deadline::Deadline;
 pub use candidates::{Retrieval, ScoredPair};
-pub use deadline::Deadline;
 pub use knn::{KnnOptions, SearchKernel, knn, knn_both_ways};
 pub use margin::Margin;
 pub use matrix::{MatrixView, Neighbours};

@@ -106,12 +106,12 @@ const MIN_TILE: usize = 64;
 struct QueryTiles {
     next: AtomicUsize,
     rows: usize,
-    deadline: Option<super::deadline::Deadline>,
+    deadline: Option<crate::deadline::Deadline>,
     stopped: std::sync::atomic::AtomicBool,
 }
 
 impl QueryTiles {
-    fn new(rows: usize, deadline: Option<super::deadline::Deadline>) -> Self {
+    fn new(rows: usize, deadline: Option<crate::deadline::Deadline>) -> Self {
         Self {
             next: AtomicUsize::new(0),
             rows,
@@ -338,7 +338,7 @@ impl RunningTopK {
         x: &MatrixView,
         y: &MatrixView,
         workers: usize,
-        deadline: Option<super::deadline::Deadline>,
+        deadline: Option<crate::deadline::Deadline>,
     ) -> Result<()> {
         super::matrix::validate_pair(x, y)?;
         let offset = self.keys_seen;
@@ -445,7 +445,7 @@ pub fn knn_both_ways_cpu(
     kx: usize,
     ky: usize,
     workers: usize,
-    deadline: Option<super::deadline::Deadline>,
+    deadline: Option<crate::deadline::Deadline>,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<(Neighbours, Neighbours)> {
     let query_tiles = x.rows.div_ceil(QUERY_TILE);

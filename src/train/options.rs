@@ -16,7 +16,7 @@ pub struct TrainOptions {
     /// teacher's vectors count towards it (the CLI sets it from the process's start): a
     /// slow start is charged to the slot (a start longer than the slot still runs one
     /// step, its evaluation and its checkpoint).
-    pub deadline: Option<std::time::Instant>,
+    pub deadline: Option<crate::deadline::Deadline>,
     pub progress: bool,
     /// Mixed precision of the student's forward and backward passes (bf16: bfloat16
     /// matrix products over float32 weights; faster on GPUs and AMX / AVX512-BF16 CPUs).

@@ -205,7 +205,7 @@ impl<'a> Trainer<'a> {
                 .options
                 .stop_after_steps
                 .is_some_and(|n| steps_this_run >= n)
-                || self.options.deadline.is_some_and(|d| Instant::now() >= d);
+                || self.options.deadline.is_some_and(|d| d.passed());
             // A run's last step is logged and evaluated, and so is the last step of a run
             // stopped early (a time slot, --stop-after), so best-model/ can be the
             // checkpoint it leaves: a decaying schedule cut short is usually best at its

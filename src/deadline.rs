@@ -1,4 +1,5 @@
-//! A time bound on long work (a server's per-request limit on a search).
+//! A time bound on long work: a server's per-request limit on a search, a training run's
+//! time slot (`--time-limit`).
 
 use crate::error::{LaseError, Result};
 
@@ -16,6 +17,15 @@ impl Deadline {
             at: std::time::Instant::now() + bound,
             bound,
         }
+    }
+
+    /// `bound` from `start` (a process's start, so that its set-up counts), or None where
+    /// that instant is past what the clock can hold.
+    pub fn since(start: std::time::Instant, bound: std::time::Duration) -> Option<Self> {
+        Some(Self {
+            at: start.checked_add(bound)?,
+            bound,
+        })
     }
 
     pub fn passed(&self) -> bool {
