@@ -24,7 +24,9 @@ if len(common) < len(before) or len(common) < len(after):
 for lang in named:
     if lang in before and lang in after:
         print(f"{lang} {p_at_1(before[lang]):.1f} -> {p_at_1(after[lang]):.1f}")
+# Changes below 1e-9 are float noise (the same answers, summed in another order): unchanged.
 change = {l: p_at_1(after[l]) - p_at_1(before[l]) for l in common}
+change = {l: (0.0 if abs(v) < 1e-9 else v) for l, v in change.items()}
 up = sum(v > 0 for v in change.values())
 down = sum(v < 0 for v in change.values())
 print(f"{len(common)} languages: {up} rose, {down} fell, {len(common) - up - down} unchanged")
