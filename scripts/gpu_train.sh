@@ -132,22 +132,23 @@ travelling_tree_bytes() {
 # The part size in MiB: LASE_GPU_PART_MB, else 40 or what a call leaves beside the tree
 # (1 MiB kept for the manifest and slack).
 part_mib() {
-  local tree free
+  local tree free no_room
   tree=$(travelling_tree_bytes)
   free=$(((64 * 1048576 - tree) / 1048576 - 1))
+  no_room="this checkout's travelling tree is $((tree / 1048576)) MiB: no room for a part in a 64 MiB call (scripts/gpu_train.sh slim-tree, then pack again; the big files: git ls-files -z | xargs -0 du -b | sort -n | tail)"
   if [[ -n $PART_MB ]]; then
     [[ $PART_MB =~ ^[1-9][0-9]*$ ]] || die "LASE_GPU_PART_MB=$PART_MB: a whole number of MiB, at least 1"
     # A call that sends the tree and one part over 64 MiB is refused before any machine
     # starts (2026-11-26: 56 MiB parts beside an 8 MiB tree). A rehearsal on this machine
     # (LASE_GPU_DEVICE=cpu, as tests/gpu_bundle.rs runs it) makes no device call.
     if [[ ${LASE_GPU_DEVICE:-cuda} != cpu ]] && ((PART_MB > free)); then
-      ((free >= 1)) || die "this checkout's travelling tree is $((tree / 1048576)) MiB: no room for a part in a 64 MiB call (scripts/gpu_train.sh slim-tree, then pack again)"
+      ((free >= 1)) || die "$no_room"
       die "LASE_GPU_PART_MB=$PART_MB: this checkout's travelling tree is $((tree / 1048576)) MiB, so a 64 MiB call has room for parts of at most $free MiB"
     fi
     echo "$PART_MB"
     return
   fi
-  ((free >= 1)) || die "this checkout's travelling tree is $((tree / 1048576)) MiB: no room for a part in a 64 MiB call (see the big files: git ls-files -z | xargs -0 du -b | sort -n | tail)"
+  ((free >= 1)) || die "$no_room"
   ((free < 40)) || free=40
   if ((free < 20)); then
     log "warning: this checkout's travelling tree (tracked and untracked-not-ignored files) is $((tree / 1048576)) MiB of the 64 MiB a device call sends; parts of $free MiB. Largest:"

@@ -66,14 +66,8 @@ pub fn interpolate(from: &Path, to: &Path, alpha: f64) -> Result<SentenceEncoder
         if let Some(n) = shared_rows.filter(|_| name.ends_with(WORD_EMBEDDINGS)) {
             // Across an extension only the shared pieces' rows must line up; either table
             // may hold more (the extension's rows, or spare rows past the vocabulary).
-            let rows_and_width = |x: &Tensor| {
-                (
-                    x.size().first().copied(),
-                    x.size().get(1..).map(<[i64]>::to_vec),
-                )
-            };
-            let ((rows_t, width_t), (rows_u, width_u)) = (rows_and_width(t), rows_and_width(u));
-            if rows_t.is_none_or(|r| r < n) || rows_u.is_none_or(|r| r < n) || width_t != width_u {
+            let (ts, us) = (t.size(), u.size());
+            if ts.len() != 2 || us.len() != 2 || ts[0] < n || us[0] < n || ts[1] != us[1] {
                 return Err(LaseError::InvalidArgument(format!(
                     "parameter {name}: shape {:?} in {} and {:?} in {} do not both hold rows for the {n} pieces the two vocabularies share",
                     t.size(),

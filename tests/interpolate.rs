@@ -14,6 +14,14 @@ fn saved(seed: i64, config: lase::model::EncoderConfig, dir: &std::path::Path) -
     SentenceEncoder::load(dir, tch::Device::Cpu).unwrap()
 }
 
+/// The error `interpolate` gives; a test failure naming `case` where it interpolated.
+fn refusal(from: &std::path::Path, to: &std::path::Path, alpha: f64, case: &str) -> String {
+    match interpolate(from, to, alpha) {
+        Ok(_) => panic!("{case}, yet it interpolated"),
+        Err(e) => e.to_string(),
+    }
+}
+
 fn max_diff(a: &Tensor, b: &Tensor) -> f64 {
     (a - b).abs().max().double_value(&[])
 }
@@ -66,18 +74,12 @@ fn models_that_do_not_share_shapes_or_a_range_are_refused() {
     let mut wider = tiny_config();
     wider.intermediate_size *= 2;
     saved(5, wider, &c_dir);
-    let Err(e) = interpolate(&a_dir, &c_dir, 0.5) else {
-        panic!("shapes differ, yet it interpolated");
-    };
-    let e = e.to_string();
+    let e = refusal(&a_dir, &c_dir, 0.5, "shapes differ");
     assert!(
         e.contains("intermediate.dense") && e.contains("shape"),
         "{e}"
     );
-    let Err(e) = interpolate(&a_dir, &a_dir, 1.5) else {
-        panic!("alpha out of range, yet it interpolated");
-    };
-    let e = e.to_string();
+    let e = refusal(&a_dir, &a_dir, 1.5, "alpha out of range");
     assert!(e.contains("alpha 1.5"), "{e}");
 }
 
@@ -99,20 +101,31 @@ fn extended_tokenizer(words: &[&str], swap_first: bool) -> String {
     json.to_string()
 }
 
-fn saved_extended(seed: i64, words: &[&str], swap_first: bool, dir: &std::path::Path) {
-    let mut config = tiny_config();
-    config.vocab_size += words.len();
+/// A tiny model with its own tokenizer.json, saved to `dir`.
+fn saved_with_tokenizer(
+    seed: i64,
+    config: lase::model::EncoderConfig,
+    tokenizer_json: String,
+    dir: &std::path::Path,
+) {
     let _rng = torch_rng();
     tch::manual_seed(seed);
-    let model = SentenceEncoder::new(
+    SentenceEncoder::new(
         config,
-        extended_tokenizer(words, swap_first),
+        tokenizer_json,
         32,
         mean_head(16, false),
         tch::Device::Cpu,
     )
+    .unwrap()
+    .save(dir)
     .unwrap();
-    model.save(dir).unwrap();
+}
+
+fn saved_extended(seed: i64, words: &[&str], swap_first: bool, dir: &std::path::Path) {
+    let mut config = tiny_config();
+    config.vocab_size += words.len();
+    saved_with_tokenizer(seed, config, extended_tokenizer(words, swap_first), dir);
 }
 
 #[test]
@@ -177,17 +190,12 @@ fn an_extension_given_second_or_a_reordered_vocabulary_is_refused() {
     );
     saved_extended(6, &["zebra"], false, &ext_dir);
     saved(7, tiny_config(), &base_dir);
-    let Err(e) = interpolate(&base_dir, &ext_dir, 0.5) else {
-        panic!("the extended model came second, yet it interpolated");
-    };
-    let e = e.to_string();
+    let e = refusal(&base_dir, &ext_dir, 0.5, "the extended model came second");
     assert!(e.contains("extends") && e.contains("1 - alpha"), "{e}");
     // Same pieces plus one, but two old pieces exchange ids: rows no longer mean the same.
     saved_extended(8, &["zebra"], true, &moved_dir);
-    let Err(e) = interpolate(&moved_dir, &base_dir, 0.5) else {
-        panic!("a reordered vocabulary, yet it interpolated");
-    };
-    assert!(e.to_string().contains("different tokenizers"), "{e}");
+    let e = refusal(&moved_dir, &base_dir, 0.5, "a reordered vocabulary");
+    assert!(e.contains("different tokenizers"), "{e}");
 }
 
 #[test]
@@ -197,22 +205,8 @@ fn the_same_vocabulary_with_another_normaliser_is_refused_naming_it() {
     saved(3, tiny_config(), &a_dir);
     let mut json: serde_json::Value = serde_json::from_str(&tiny_tokenizer_json()).unwrap();
     json["normalizer"] = serde_json::Value::Null; // cased: "Cat" is no longer "cat"
-    let _rng = torch_rng();
-    tch::manual_seed(4);
-    SentenceEncoder::new(
-        tiny_config(),
-        json.to_string(),
-        32,
-        mean_head(16, false),
-        tch::Device::Cpu,
-    )
-    .unwrap()
-    .save(&b_dir)
-    .unwrap();
-    let Err(e) = interpolate(&a_dir, &b_dir, 0.5) else {
-        panic!("another normaliser, yet it interpolated");
-    };
-    let e = e.to_string();
+    saved_with_tokenizer(4, tiny_config(), json.to_string(), &b_dir);
+    let e = refusal(&a_dir, &b_dir, 0.5, "another normaliser");
     assert!(
         e.contains("different tokenizers") && e.contains("normalizer"),
         "{e}"

@@ -67,10 +67,7 @@ impl TokenStore {
         let type_ids = tokens
             .type_ids
             .iter()
-            .map(|&ty| {
-                u8::try_from(ty)
-                    .map_err(|_| LaseError::Tokenizer(format!("token type id {ty} outside 0..256")))
-            })
+            .map(|&ty| type_id_byte(ty))
             .collect::<Result<Vec<u8>>>()?;
         self.push_compact(&ids, &type_ids)
     }
@@ -113,6 +110,12 @@ impl TokenStore {
                 .collect(),
         }
     }
+}
+
+/// A token type id in the store's one byte; wider ones are refused.
+fn type_id_byte<T: TryInto<u8> + Copy + std::fmt::Display>(ty: T) -> Result<u8> {
+    ty.try_into()
+        .map_err(|_| LaseError::Tokenizer(format!("token type id {ty} outside 0..256")))
 }
 
 /// A padded batch on a device: `input_ids`, `token_type_ids`, `attention_mask`, [B, S].
@@ -293,11 +296,7 @@ impl SentenceTokenizer {
                     let type_ids = e
                         .get_type_ids()
                         .iter()
-                        .map(|&ty| {
-                            u8::try_from(ty).map_err(|_| {
-                                LaseError::Tokenizer(format!("token type id {ty} outside 0..256"))
-                            })
-                        })
+                        .map(|&ty| type_id_byte(ty))
                         .collect::<Result<Vec<u8>>>()?;
                     Ok((e.get_ids().to_vec(), type_ids))
                 })
