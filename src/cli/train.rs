@@ -44,7 +44,8 @@ pub struct TrainArgs {
     #[arg(long)]
     config: PathBuf,
     /// Output folder: checkpoint/, metrics.jsonl, metrics.svg, model/. Resumed when it
-    /// holds a checkpoint of the same recipe.
+    /// holds a checkpoint of the same recipe (only run.log_every, run.eval_every and
+    /// run.checkpoint_every may change; another change is refused, naming it).
     #[arg(long)]
     out: PathBuf,
     #[command(flatten)]

@@ -16,21 +16,119 @@ use crate::io::atomic::write_atomic;
 use crate::model::{Precision, SentenceEncoder};
 
 /// Creates `out` and records the recipe there; a folder holding another recipe's run is
-/// an error (resume needs the same recipe).
+/// an error naming the settings that differ (resume needs the same recipe). Only the
+/// run's cadence ([`RunCadence`]: how often it logs, evaluates and checkpoints) may
+/// change when resuming, e.g. a run moved from a GPU, where a step takes a fraction of a
+/// second, to a CPU, where it takes seconds: the new cadence is recorded and applies from
+/// the resumed step.
 pub(super) fn claim_run_folder(config: &TrainConfig, out: &Path) -> Result<()> {
     std::fs::create_dir_all(out).map_err(|e| LaseError::io(out, e))?;
     let config_path = out.join("config.toml");
-    if config_path.exists() {
-        let previous = TrainConfig::from_file(&config_path)?;
-        if &previous != config {
-            return Err(LaseError::InvalidArgument(format!(
-                "{} holds a run of a different recipe; resume needs the same config (or choose another --out)",
-                out.display()
-            )));
+    if !config_path.exists() {
+        return write_atomic(&config_path, config.to_toml().as_bytes());
+    }
+    let previous = TrainConfig::from_file(&config_path)?;
+    if &previous == config {
+        return Ok(());
+    }
+    let mut with_new_cadence = previous.clone();
+    RunCadence::of(config).apply_to(&mut with_new_cadence);
+    if &with_new_cadence == config {
+        tracing::info!(
+            "resuming {} with another cadence: {} (was {})",
+            out.display(),
+            RunCadence::of(config),
+            RunCadence::of(&previous)
+        );
+        return write_atomic(&config_path, config.to_toml().as_bytes());
+    }
+    Err(LaseError::InvalidArgument(format!(
+        "{} holds a run of a different recipe ({}); resume needs the same config, apart from \
+         run.log_every, run.eval_every and run.checkpoint_every (or choose another --out)",
+        out.display(),
+        differing_lines(&with_new_cadence.to_toml(), &config.to_toml())
+    )))
+}
+
+/// How often a run logs, evaluates on its dev split and writes a checkpoint: the settings
+/// a resumed run may change without changing what it trains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct RunCadence {
+    log_every: u64,
+    eval_every: u64,
+    checkpoint_every: u64,
+}
+
+impl RunCadence {
+    fn of(config: &TrainConfig) -> Self {
+        Self {
+            log_every: config.run.log_every,
+            eval_every: config.run.eval_every,
+            checkpoint_every: config.run.checkpoint_every,
         }
-        Ok(())
-    } else {
-        write_atomic(&config_path, config.to_toml().as_bytes())
+    }
+
+    fn apply_to(self, config: &mut TrainConfig) {
+        config.run.log_every = self.log_every;
+        config.run.eval_every = self.eval_every;
+        config.run.checkpoint_every = self.checkpoint_every;
+    }
+}
+
+impl std::fmt::Display for RunCadence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "log every {}, evaluate every {}, checkpoint every {} steps",
+            self.log_every, self.eval_every, self.checkpoint_every
+        )
+    }
+}
+
+/// The settings two serialised recipes disagree on, as "section.key: old -> new" for up
+/// to four keys (then how many more), from their TOML lines under each `[section]`.
+fn differing_lines(old: &str, new: &str) -> String {
+    // Keys as "section.key", the n-th table of an array of tables as "name[n]".
+    fn keyed(toml: &str) -> Vec<(String, String)> {
+        let mut section = String::new();
+        let mut tables_of_array: std::collections::HashMap<String, usize> = Default::default();
+        let mut lines = Vec::new();
+        for line in toml.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            if line.starts_with("[[") {
+                let name = line.trim_matches(|c| c == '[' || c == ']').to_string();
+                let n = tables_of_array.entry(name.clone()).or_insert(0);
+                section = format!("{name}[{n}]");
+                *n += 1;
+            } else if line.starts_with('[') {
+                section = line.trim_matches(|c| c == '[' || c == ']').to_string();
+            } else if let Some((key, value)) = line.split_once(" = ") {
+                lines.push((format!("{section}.{key}"), value.to_string()));
+            }
+        }
+        lines
+    }
+    let (old, new) = (keyed(old), keyed(new));
+    let value_in = |lines: &[(String, String)], key: &str| {
+        lines
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or_else(|| "unset".to_string(), |(_, v)| v.clone())
+    };
+    let mut seen = std::collections::HashSet::new();
+    let differing: Vec<String> = old
+        .iter()
+        .chain(&new)
+        .map(|(k, _)| k)
+        .filter(|k| seen.insert(k.as_str()))
+        .filter_map(|k| {
+            let (a, b) = (value_in(&old, k), value_in(&new, k));
+            (a != b).then(|| format!("{k}: {a} -> {b}"))
+        })
+        .collect();
+    match differing.len() {
+        0 => "settings outside the TOML's keys".into(),
+        n if n <= 4 => differing.join("; "),
+        n => format!("{}; and {} more", differing[..4].join("; "), n - 4),
     }
 }
 
@@ -195,4 +293,81 @@ pub fn trainable_parameters(
     params.sort_by(|a, b| a.0.cmp(&b.0));
     params.extend(objective.named_parameters());
     params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_SOURCES: &str = "[data]\nsources = [\n  { format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" },\n  { format = \"tsv\", path = \"b.tsv\", src_lang = \"fra\", tgt_lang = \"eng\", weight = 2.0 },\n]\nexclude_test_sets = false\n";
+
+    fn recipe(extra: &str) -> TrainConfig {
+        TrainConfig::from_toml(&format!("{TWO_SOURCES}{extra}")).unwrap()
+    }
+
+    fn recorded(out: &Path) -> TrainConfig {
+        TrainConfig::from_file(&out.join("config.toml")).unwrap()
+    }
+
+    #[test]
+    fn a_resumed_run_may_change_its_cadence_and_records_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let first = recipe("[run]\nlog_every = 100\neval_every = 250\ncheckpoint_every = 250\n");
+        claim_run_folder(&first, &out).unwrap();
+        assert_eq!(recorded(&out), first);
+        // The same recipe resumes, and so does one that only logs, evaluates and
+        // checkpoints more often; the folder then records the new cadence.
+        claim_run_folder(&first, &out).unwrap();
+        let cpu = recipe("[run]\nlog_every = 10\neval_every = 100\ncheckpoint_every = 25\n");
+        claim_run_folder(&cpu, &out).unwrap();
+        assert_eq!(recorded(&out), cpu);
+        assert_eq!(recorded(&out).run.checkpoint_every, 25);
+    }
+
+    #[test]
+    fn another_recipe_is_refused_naming_what_differs() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        claim_run_folder(&recipe("[optimizer]\nlr = 1e-4\n"), &out).unwrap();
+        let err = claim_run_folder(&recipe("[optimizer]\nlr = 1e-3\n"), &out)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("different recipe"), "{err}");
+        assert!(err.contains("optimizer.lr: 0.0001 -> 0.001"), "{err}");
+        // A changed seed is not cadence: it changes the order of the pairs.
+        let err = claim_run_folder(&recipe("[optimizer]\nlr = 1e-4\n[run]\nseed = 7\n"), &out)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("run.seed: 1 -> 7"), "{err}");
+        // A cadence change beside another change is still refused, and the folder keeps
+        // the first recipe.
+        let err = claim_run_folder(
+            &recipe("[optimizer]\nlr = 2e-4\n[run]\ncheckpoint_every = 5\n"),
+            &out,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("optimizer.lr: 0.0001 -> 0.0002"), "{err}");
+        assert!(!err.contains("checkpoint_every:"), "{err}");
+        assert_eq!(recorded(&out), recipe("[optimizer]\nlr = 1e-4\n"));
+    }
+
+    #[test]
+    fn differing_settings_are_named_in_tables_of_an_array() {
+        let old = recipe("").to_toml();
+        let new = old.replacen("weight = 2.0", "weight = 3.0", 1);
+        assert_eq!(
+            differing_lines(&old, &new),
+            "data.sources[1].weight: 2.0 -> 3.0"
+        );
+        let added = format!("{old}\n[extra]\nkey = 1\n");
+        assert_eq!(differing_lines(&old, &added), "extra.key: unset -> 1");
+        let many = "[a]\nk1 = 1\nk2 = 1\nk3 = 1\nk4 = 1\nk5 = 1\nk6 = 1\n";
+        let changed = many.replace("= 1", "= 2");
+        assert_eq!(
+            differing_lines(many, &changed),
+            "a.k1: 1 -> 2; a.k2: 1 -> 2; a.k3: 1 -> 2; a.k4: 1 -> 2; and 2 more"
+        );
+    }
 }
