@@ -46,7 +46,7 @@ pub(super) fn claim_run_folder(config: &TrainConfig, out: &Path) -> Result<()> {
         "{} holds a run of a different recipe ({}); resume needs the same config, apart from \
          run.log_every, run.eval_every and run.checkpoint_every (or choose another --out)",
         out.display(),
-        differing_lines(&with_new_cadence.to_toml(), &config.to_toml())
+        differing_settings(&toml_tree(&with_new_cadence), &toml_tree(config))
     )))
 }
 
@@ -85,29 +85,38 @@ impl std::fmt::Display for RunCadence {
     }
 }
 
-/// The settings two serialised recipes disagree on, as "section.key: old -> new" for up
-/// to four keys (then how many more), from their TOML lines under each `[section]`.
-fn differing_lines(old: &str, new: &str) -> String {
-    // Keys as "section.key", the n-th table of an array of tables as "name[n]".
-    fn keyed(toml: &str) -> Vec<(String, String)> {
-        let mut section = String::new();
-        let mut tables_of_array: std::collections::HashMap<String, usize> = Default::default();
-        let mut lines = Vec::new();
-        for line in toml.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            if line.starts_with("[[") {
-                let name = line.trim_matches(|c| c == '[' || c == ']').to_string();
-                let n = tables_of_array.entry(name.clone()).or_insert(0);
-                section = format!("{name}[{n}]");
-                *n += 1;
-            } else if line.starts_with('[') {
-                section = line.trim_matches(|c| c == '[' || c == ']').to_string();
-            } else if let Some((key, value)) = line.split_once(" = ") {
-                lines.push((format!("{section}.{key}"), value.to_string()));
+/// The settings two recipes disagree on, as "section.key: old -> new" for up to four keys
+/// (then how many more), from their TOML trees: the n-th table of an array of tables is
+/// "name[n]", a key only one side has is "unset" on the other.
+fn differing_settings(old: &toml::Value, new: &toml::Value) -> String {
+    // Every leaf setting as (path, value), in the tree's order.
+    fn leaves(prefix: &str, value: &toml::Value, out: &mut Vec<(String, String)>) {
+        let join = |key: &str| {
+            if prefix.is_empty() {
+                key.to_string()
+            } else {
+                format!("{prefix}.{key}")
             }
+        };
+        match value {
+            toml::Value::Table(table) => {
+                for (key, v) in table {
+                    leaves(&join(key), v, out);
+                }
+            }
+            toml::Value::Array(items)
+                if !items.is_empty() && items.iter().all(toml::Value::is_table) =>
+            {
+                for (i, v) in items.iter().enumerate() {
+                    leaves(&format!("{prefix}[{i}]"), v, out);
+                }
+            }
+            leaf => out.push((prefix.to_string(), leaf.to_string())),
         }
-        lines
     }
-    let (old, new) = (keyed(old), keyed(new));
+    let (mut old_leaves, mut new_leaves) = (Vec::new(), Vec::new());
+    leaves("", old, &mut old_leaves);
+    leaves("", new, &mut new_leaves);
     let value_in = |lines: &[(String, String)], key: &str| {
         lines
             .iter()
@@ -115,13 +124,13 @@ fn differing_lines(old: &str, new: &str) -> String {
             .map_or_else(|| "unset".to_string(), |(_, v)| v.clone())
     };
     let mut seen = std::collections::HashSet::new();
-    let differing: Vec<String> = old
+    let differing: Vec<String> = old_leaves
         .iter()
-        .chain(&new)
+        .chain(&new_leaves)
         .map(|(k, _)| k)
         .filter(|k| seen.insert(k.as_str()))
         .filter_map(|k| {
-            let (a, b) = (value_in(&old, k), value_in(&new, k));
+            let (a, b) = (value_in(&old_leaves, k), value_in(&new_leaves, k));
             (a != b).then(|| format!("{k}: {a} -> {b}"))
         })
         .collect();
@@ -130,6 +139,11 @@ fn differing_lines(old: &str, new: &str) -> String {
         n if n <= 4 => differing.join("; "),
         n => format!("{}; and {} more", differing[..4].join("; "), n - 4),
     }
+}
+
+/// A recipe as a TOML tree (what `config.toml` records).
+fn toml_tree(config: &TrainConfig) -> toml::Value {
+    toml::Value::try_from(config).expect("configs serialise")
 }
 
 /// The encoder a run trains: the checkpoint's when resuming, else the recipe's initial
@@ -355,18 +369,22 @@ mod tests {
 
     #[test]
     fn differing_settings_are_named_in_tables_of_an_array() {
+        let tree = |text: &str| toml::Value::Table(toml::from_str(text).unwrap());
         let old = recipe("").to_toml();
         let new = old.replacen("weight = 2.0", "weight = 3.0", 1);
         assert_eq!(
-            differing_lines(&old, &new),
+            differing_settings(&tree(&old), &tree(&new)),
             "data.sources[1].weight: 2.0 -> 3.0"
         );
         let added = format!("{old}\n[extra]\nkey = 1\n");
-        assert_eq!(differing_lines(&old, &added), "extra.key: unset -> 1");
+        assert_eq!(
+            differing_settings(&tree(&old), &tree(&added)),
+            "extra.key: unset -> 1"
+        );
         let many = "[a]\nk1 = 1\nk2 = 1\nk3 = 1\nk4 = 1\nk5 = 1\nk6 = 1\n";
         let changed = many.replace("= 1", "= 2");
         assert_eq!(
-            differing_lines(many, &changed),
+            differing_settings(&tree(many), &tree(&changed)),
             "a.k1: 1 -> 2; a.k2: 1 -> 2; a.k3: 1 -> 2; a.k4: 1 -> 2; and 2 more"
         );
     }
