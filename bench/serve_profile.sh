@@ -40,7 +40,7 @@ ticks() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }
 # comm, between the parentheses; fields 14 and 15 after it are user and system time).
 thread_ticks() {
   python3 - "$SERVER" <<'PY'
-import os, re, sys
+import os, sys
 pid = sys.argv[1]
 for tid in os.listdir(f"/proc/{pid}/task"):
     try:
@@ -63,7 +63,7 @@ after=$(ticks)
 thread_ticks > "$WORK/threads.after"
 python3 -c "import os; t=($after-$before)/os.sysconf('SC_CLK_TCK'); print(f'server CPU: {t:.2f} s over {$SECONDS_} s = {t/$SECONDS_/os.cpu_count():.0%} of {os.cpu_count()} cores (perf sampling included)')"
 echo "== server CPU by thread name (threads of one name summed; share of the server's CPU)"
-python3 - "$WORK/threads.before" "$WORK/threads.after" "$SECONDS_" <<'PY'
+python3 - "$WORK/threads.before" "$WORK/threads.after" <<'PY'
 import os, re, sys
 def read(path):
     return {tid: (name, int(t)) for tid, name, t in (l.split() for l in open(path))}
