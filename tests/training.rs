@@ -1317,3 +1317,24 @@ fn a_damaged_checkpoint_or_model_is_a_clear_error() {
         eprintln!("damaged file: {e}");
     }
 }
+
+/// Gradient caching (src/train/grad_cache.rs) replays a chunk's dropout masks by reseeding
+/// libtorch's generator: `tch::manual_seed` fixes every mask `dropout` draws, in each kind,
+/// and the next draw is another mask. Here, not beside the library's unit tests, because
+/// this binary's tests hold the generator's lock while they draw.
+#[test]
+fn manual_seed_fixes_every_dropout_mask() {
+    use lase::model::dropout::dropout;
+    let _rng = common::torch_rng();
+    let x = tch::Tensor::ones([64, 1000], (Kind::Float, Device::Cpu));
+    for kind in [Kind::Float, Kind::BFloat16, Kind::Double] {
+        let x = x.to_kind(kind);
+        tch::manual_seed(5);
+        let a = dropout(&x, 0.1, true);
+        tch::manual_seed(5);
+        let b = dropout(&x, 0.1, true);
+        assert!(a.equal(&b), "{kind:?}: the same seed gives the same mask");
+        let c = dropout(&x, 0.1, true);
+        assert!(!a.equal(&c), "{kind:?}: the next draw another");
+    }
+}

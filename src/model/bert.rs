@@ -250,6 +250,18 @@ impl BertSelfAttention {
 /// [`dropout::dropout`]'s parallel masks; bfloat16 and half inputs in float32, the context
 /// cast back to their kind. `mask`: boolean, true where a key may be attended.
 fn attention_with_dropout(q: &Tensor, k: &Tensor, v: &Tensor, mask: &Tensor, p: f64) -> Tensor {
+    attention_dropping_with(q, k, v, mask, |probs| dropout::dropout(probs, p, true))
+}
+
+/// [`attention_with_dropout`] with `drop` applied to the probabilities: the training
+/// dropout there; in tests a mask of a named seed.
+fn attention_dropping_with(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: &Tensor,
+    drop: impl FnOnce(&Tensor) -> Tensor,
+) -> Tensor {
     let kind = q.kind();
     let wide = |t: &Tensor| match kind {
         Kind::BFloat16 | Kind::Half => t.to_kind(Kind::Float),
@@ -267,7 +279,7 @@ fn attention_with_dropout(q: &Tensor, k: &Tensor, v: &Tensor, mask: &Tensor, p: 
         * mask
             .any_dims([-1i64].as_slice(), true)
             .to_kind(scores.kind());
-    dropout::dropout(&probs, p, true).matmul(&v).to_kind(kind)
+    drop(&probs).matmul(&v).to_kind(kind)
 }
 
 /// HF `BertSelfOutput` (`attention.output.*`) and `BertOutput` (`output.*`) share one
@@ -601,12 +613,13 @@ mod tests {
             assert!(diff < tolerance, "{kind:?}: {diff}");
         }
         // At p = 0.5 the probabilities are what is dropped: the context is the masked,
-        // doubled probabilities times V, with the mask the same seed draws.
-        tch::manual_seed(4);
-        let half = attention_with_dropout(&q, &k, &v, &mask, 0.5);
-        tch::manual_seed(4);
+        // doubled probabilities times V, with the mask the same seed draws. The seed is
+        // named, not drawn: libtorch's generator is shared with the tests running beside.
+        let half = attention_dropping_with(&q, &k, &v, &mask, |probs| {
+            super::dropout::dropout_with_seed(probs, 0.5, 4)
+        });
         let ones = Tensor::ones([3, 4, 7, 7], (Kind::Float, Device::Cpu));
-        let kept = super::dropout::dropout(&ones, 0.5, true);
+        let kept = super::dropout::dropout_with_seed(&ones, 0.5, 4);
         let probs = (q.matmul(&k.transpose(-2, -1)) / 4.0)
             .masked_fill(&mask.logical_not(), f64::NEG_INFINITY)
             .softmax(-1, Kind::Float);

@@ -33,7 +33,16 @@ pub fn dropout(x: &Tensor, p: f64, train: bool) -> Tensor {
     if x.device() != Device::Cpu || !(0.0..1.0).contains(&p) {
         return x.dropout(p, true);
     }
-    let (seed, threads) = (draw_seed(), worker_threads(numel));
+    dropout_with_seed(x, p, draw_seed())
+}
+
+/// [`dropout`]'s CPU mask for one given seed: `x` (a CPU tensor of at least one element)
+/// times the mask that [`fill_keep_scale`] draws from `seed` at rate `p` in (0, 1). What
+/// `dropout` runs in training with a seed from libtorch's generator; tests name the seed
+/// here, so that no other test drawing from that shared generator can change it.
+pub(crate) fn dropout_with_seed(x: &Tensor, p: f64, seed: u64) -> Tensor {
+    debug_assert!(x.device() == Device::Cpu && x.numel() > 0 && p > 0.0 && p < 1.0);
+    let threads = worker_threads(x.numel());
     let keep = 1.0 / (1.0 - p);
     // The mask is written straight into a tensor of `x`'s kind: no copy, no conversion.
     let mask = match x.kind() {
@@ -170,18 +179,21 @@ mod tests {
         }
     }
 
+    /// The seed fixes the mask. That `tch::manual_seed` fixes the seed `dropout` draws is
+    /// tests/training.rs's `manual_seed_fixes_every_dropout_mask`: libtorch's generator is
+    /// shared by every test of this binary running beside this one, so it is not tested here.
     #[test]
     fn training_dropout_keeps_the_expectation_and_the_seed_fixes_it() {
         let x = Tensor::ones([64, 1000], (Kind::Float, Device::Cpu));
-        tch::manual_seed(5);
-        let a = dropout(&x, 0.1, true);
+        let a = dropout_with_seed(&x, 0.1, 5);
         let mean = a.mean(Kind::Float).double_value(&[]);
         assert!((mean - 1.0).abs() < 0.02, "mean {mean}");
-        tch::manual_seed(5);
-        let b = dropout(&x, 0.1, true);
-        assert!(a.equal(&b), "the same libtorch seed gives the same mask");
-        let c = dropout(&x, 0.1, true);
-        assert!(!a.equal(&c), "the next draw another");
+        let b = dropout_with_seed(&x, 0.1, 5);
+        assert!(a.equal(&b), "the same seed gives the same mask");
+        let c = dropout_with_seed(&x, 0.1, 6);
+        assert!(!a.equal(&c), "another seed another");
+        let drawn = dropout(&x, 0.1, true);
+        assert!(!drawn.equal(&x) && drawn.ne(0.0).any().int64_value(&[]) == 1);
         assert!(dropout(&x, 0.1, false).equal(&x));
     }
 
@@ -215,10 +227,8 @@ mod tests {
     fn reduced_precision_inputs_keep_their_kind_and_the_same_mask() {
         let x = Tensor::ones([4, 300], (Kind::Float, Device::Cpu));
         for kind in [Kind::BFloat16, Kind::Half, Kind::Double] {
-            tch::manual_seed(9);
-            let wide = dropout(&x, 0.1, true);
-            tch::manual_seed(9);
-            let y = dropout(&x.to_kind(kind), 0.1, true);
+            let wide = dropout_with_seed(&x, 0.1, 9);
+            let y = dropout_with_seed(&x.to_kind(kind), 0.1, 9);
             assert_eq!(y.kind(), kind);
             assert_eq!(y.size(), x.size());
             // The same elements dropped; kept ones carry 1 / 0.9 rounded to the kind.
