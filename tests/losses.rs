@@ -125,6 +125,7 @@ fn mse_distillation_gradient() {
 
 #[test]
 fn ems_contrastive_gradient_including_its_mlp() {
+    let _rng = common::torch_rng(); // its layers initialise from the generator too
     let mut vs = nn::VarStore::new(Device::Cpu);
     let head = EmsContrastive::new(
         vs.root(),
@@ -143,6 +144,7 @@ fn ems_contrastive_gradient_including_its_mlp() {
 
 #[test]
 fn xtr_gradient_including_language_embeddings_and_output_matrix() {
+    let _rng = common::torch_rng(); // its layers initialise from the generator too
     let mut vs = nn::VarStore::new(Device::Cpu);
     let head = Xtr::new(vs.root(), 3, 4, 7, &XtrConfig { language_dim: 2 });
     vs.set_kind(Kind::Double);
@@ -162,6 +164,7 @@ fn xtr_gradient_including_language_embeddings_and_output_matrix() {
 
 #[test]
 fn feature_distillation_gradient_including_the_up_projection() {
+    let _rng = common::torch_rng(); // its layers initialise from the generator too
     let mut vs = nn::VarStore::new(Device::Cpu);
     let fd = lase::losses::FeatureDistillation::new(vs.root(), 3, 5);
     vs.set_kind(Kind::Double);

@@ -254,19 +254,23 @@ mod tests {
 
     /// The quantisation written out with tensor operations: weights to +-63 per output
     /// channel, each input row to +-127 with its own scale, integer products summed
-    /// exactly (in float64, far below 2^53), then both scales and the bias.
-    fn reference(x: &Tensor, w: &Tensor, b: &Tensor) -> Tensor {
+    /// exactly (in float64, far below 2^53), then both scales; the bias is the caller's to
+    /// add (float64 result). Each row is
+    /// quantised with csrc/int8_linear.cpp's float32 arithmetic (`rint(x * (127 / amax))`,
+    /// scale `amax / 127`; inverse 0 and scale 1 for an all-zero row), so that no draw of
+    /// inputs can put a value on the other side of a rounding tie.
+    fn reference_product(x: &Tensor, w: &Tensor) -> Tensor {
         let w_scale = w.abs().amax([1].as_slice(), true) / 63.0;
         let wq = (w / &w_scale).round().clamp(-63.0, 63.0);
-        // (an all-zero row: any positive scale gives zeros)
-        let x_scale = (x.abs().amax([-1].as_slice(), true) / 127.0).clamp_min(1e-30);
-        let xq = (x / &x_scale).round().clamp(-127.0, 127.0);
+        let amax = x.abs().amax([-1].as_slice(), true);
+        let zero = amax.eq(0.0);
+        let inverse = (amax.full_like(127.0) / &amax).masked_fill(&zero, 0.0);
+        let x_scale = (&amax / 127.0).masked_fill(&zero, 1.0);
+        let xq = (x * inverse).round().clamp(-127.0, 127.0);
         let sums = xq
             .to_kind(Kind::Double)
             .matmul(&wq.to_kind(Kind::Double).tr());
-        (sums * x_scale.to_kind(Kind::Double) * w_scale.tr().to_kind(Kind::Double)
-            + b.to_kind(Kind::Double))
-        .to_kind(Kind::Float)
+        sums * x_scale.to_kind(Kind::Double) * w_scale.tr().to_kind(Kind::Double)
     }
 
     #[test]
@@ -282,11 +286,18 @@ mod tests {
         let _ = x.get(3).zero_();
         let q = Int8Linear::pack(&w, Some(&b)).unwrap();
         let got = q.forward(&x);
-        let want = reference(&x, &w, &b);
-        let worst = f64::try_from(((&got - &want).abs() / (want.abs() + 1e-3)).max()).unwrap();
+        let product = reference_product(&x, &w);
+        let bias = b.to_kind(Kind::Double);
+        let want = &product + &bias;
+        // Float32 dequantisation and bias: each output within 1e-5 of the magnitudes it
+        // sums (about 80 float32 roundings; one quantisation level off moves an output by
+        // about 1 / 127 of them).
+        let magnitude = product.abs() + bias.abs() + 1e-6;
+        let worst =
+            f64::try_from(((got.to_kind(Kind::Double) - &want).abs() / magnitude).max()).unwrap();
         assert!(
             worst < 1e-5,
-            "worst relative difference to the reference {worst}"
+            "worst difference to the reference, relative to its terms: {worst}"
         );
         // The zero row gives the bias exactly.
         assert!(
