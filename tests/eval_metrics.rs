@@ -338,7 +338,7 @@ fn classifier_accuracy_matches_scikit_learn() {
     use lase::eval::sib::{ClassifierConfig, train_and_test};
     use tch::Tensor;
     // train_and_test seeds the generator, then initialises the probe from it.
-    let _rng = common::torch_rng();
+    let _rng = torch_rng();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/eval");
     let load = |name: &str| -> (Tensor, Tensor) {
         let m = lase::io::npy::NpyMatrix::open(dir.join(format!("classifier_{name}.npy"))).unwrap();

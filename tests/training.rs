@@ -1319,9 +1319,10 @@ fn a_damaged_checkpoint_or_model_is_a_clear_error() {
 }
 
 /// Gradient caching (src/train/grad_cache.rs) replays a chunk's dropout masks by reseeding
-/// libtorch's generator: `tch::manual_seed` fixes every mask `dropout` draws, in each kind,
-/// and the next draw is another mask. Here, not beside the library's unit tests, because
-/// this binary's tests hold the generator's lock while they draw.
+/// libtorch's generator: `tch::manual_seed` fixes every mask `dropout` draws (float32,
+/// bfloat16 and float64; half shares float32's path), and the next draw is another mask.
+/// Here, not beside the library's unit tests, because this binary's tests hold the
+/// generator's lock while they draw.
 #[test]
 fn manual_seed_fixes_every_dropout_mask() {
     use lase::model::dropout::dropout;

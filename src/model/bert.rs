@@ -616,16 +616,21 @@ mod tests {
         // doubled probabilities times V, with the mask the same seed draws. The seed is
         // named, not drawn: libtorch's generator is shared with the tests running beside.
         let half = attention_dropping_with(&q, &k, &v, &mask, |probs| {
-            super::dropout::dropout_with_seed(probs, 0.5, 4)
+            dropout::dropout_with_seed(probs, 0.5, 4)
         });
         let ones = Tensor::ones([3, 4, 7, 7], (Kind::Float, Device::Cpu));
-        let kept = super::dropout::dropout_with_seed(&ones, 0.5, 4);
+        let kept = dropout::dropout_with_seed(&ones, 0.5, 4);
         let probs = (q.matmul(&k.transpose(-2, -1)) / 4.0)
             .masked_fill(&mask.logical_not(), f64::NEG_INFINITY)
             .softmax(-1, Kind::Float);
         let expected = (probs * kept).matmul(&v);
         let diff = (half - expected).abs().max().double_value(&[]);
         assert!(diff < 1e-5, "{diff}");
+        // And the training path drops at p = 0.5 (its mask drawn from libtorch's generator).
+        let fused =
+            Tensor::scaled_dot_product_attention(&q, &k, &v, Some(&mask), 0.0, false, None, false);
+        let dropped = attention_with_dropout(&q, &k, &v, &mask, 0.5);
+        assert!(!dropped.allclose(&fused, 1e-3, 1e-3, false));
     }
 
     /// A row with no key to attend (a sentence of no tokens) gives a zero context, not NaN,

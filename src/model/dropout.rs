@@ -36,12 +36,15 @@ pub fn dropout(x: &Tensor, p: f64, train: bool) -> Tensor {
     dropout_with_seed(x, p, draw_seed())
 }
 
-/// [`dropout`]'s CPU mask for one given seed: `x` (a CPU tensor of at least one element)
-/// times the mask that [`fill_keep_scale`] draws from `seed` at rate `p` in (0, 1). What
+/// [`dropout`]'s CPU mask for one given seed: `x` (a CPU tensor) times the mask that
+/// [`fill_keep_scale`] draws from `seed` at rate `p` in (0, 1); an empty `x` itself. What
 /// `dropout` runs in training with a seed from libtorch's generator; tests name the seed
 /// here, so that no other test drawing from that shared generator can change it.
 pub(crate) fn dropout_with_seed(x: &Tensor, p: f64, seed: u64) -> Tensor {
-    debug_assert!(x.device() == Device::Cpu && x.numel() > 0 && p > 0.0 && p < 1.0);
+    debug_assert!(x.device() == Device::Cpu && p > 0.0 && p < 1.0);
+    if x.numel() == 0 {
+        return x.shallow_clone();
+    }
     let threads = worker_threads(x.numel());
     let keep = 1.0 / (1.0 - p);
     // The mask is written straight into a tensor of `x`'s kind: no copy, no conversion.
@@ -77,8 +80,8 @@ fn mask_tensor<T: Copy + Send + Sync>(
     let numel = x.numel();
     let mask = Tensor::empty(x.size().as_slice(), (kind, Device::Cpu));
     debug_assert_eq!(mask.kind().elt_size_in_bytes(), std::mem::size_of::<T>());
-    // SAFETY: `Tensor::empty` returned a new contiguous CPU tensor of `numel` (> 0, checked
-    // by the caller) elements of `kind`, each a `T`, which nothing else references yet.
+    // SAFETY: `Tensor::empty` returned a new contiguous CPU tensor of `numel` (> 0: the
+    // only caller, `dropout_with_seed`, returns before an empty tensor) elements of `kind`, each a `T`, which nothing else references yet.
     let out = unsafe { std::slice::from_raw_parts_mut(mask.data_ptr() as *mut T, numel) };
     fill_keep_scale(out, zero, keep, p, seed, threads);
     mask
@@ -193,7 +196,12 @@ mod tests {
         let c = dropout_with_seed(&x, 0.1, 6);
         assert!(!a.equal(&c), "another seed another");
         let drawn = dropout(&x, 0.1, true);
-        assert!(!drawn.equal(&x) && drawn.ne(0.0).any().int64_value(&[]) == 1);
+        assert!(
+            !drawn.equal(&x) && drawn.ne(0.0).any().int64_value(&[]) == 1,
+            "a mask drawn from libtorch's generator drops some elements and keeps others"
+        );
+        let empty = Tensor::ones([0, 8], (Kind::Float, Device::Cpu));
+        assert_eq!(dropout_with_seed(&empty, 0.1, 5).size(), [0, 8]);
         assert!(dropout(&x, 0.1, false).equal(&x));
     }
 

@@ -255,8 +255,7 @@ mod tests {
     /// The quantisation written out with tensor operations: weights to +-63 per output
     /// channel, each input row to +-127 with its own scale, integer products summed
     /// exactly (in float64, far below 2^53), then both scales; the bias is the caller's to
-    /// add (float64 result). Each row is
-    /// quantised with csrc/int8_linear.cpp's float32 arithmetic (`rint(x * (127 / amax))`,
+    /// add (float64 result). Each row is quantised with csrc/int8_linear.cpp's float32 arithmetic (`rint(x * (127 / amax))`,
     /// scale `amax / 127`; inverse 0 and scale 1 for an all-zero row), so that no draw of
     /// inputs can put a value on the other side of a rounding tie.
     fn reference_product(x: &Tensor, w: &Tensor) -> Tensor {
@@ -290,8 +289,8 @@ mod tests {
         let bias = b.to_kind(Kind::Double);
         let want = &product + &bias;
         // Float32 dequantisation and bias: each output within 1e-5 of the magnitudes it
-        // sums (about 80 float32 roundings; one quantisation level off moves an output by
-        // about 1 / 127 of them).
+        // sums (about 80 units of float32 rounding; one quantisation level off moves an
+        // output by about 1 / 127 of them).
         let magnitude = product.abs() + bias.abs() + 1e-6;
         let worst =
             f64::try_from(((got.to_kind(Kind::Double) - &want).abs() / magnitude).max()).unwrap();
