@@ -81,7 +81,8 @@ fn mask_tensor<T: Copy + Send + Sync>(
     let mask = Tensor::empty(x.size().as_slice(), (kind, Device::Cpu));
     debug_assert_eq!(mask.kind().elt_size_in_bytes(), std::mem::size_of::<T>());
     // SAFETY: `Tensor::empty` returned a new contiguous CPU tensor of `numel` (> 0: the
-    // only caller, `dropout_with_seed`, returns before an empty tensor) elements of `kind`, each a `T`, which nothing else references yet.
+    // only caller, `dropout_with_seed`, returns before an empty tensor) elements of
+    // `kind`, each a `T`, which nothing else references yet.
     let out = unsafe { std::slice::from_raw_parts_mut(mask.data_ptr() as *mut T, numel) };
     fill_keep_scale(out, zero, keep, p, seed, threads);
     mask

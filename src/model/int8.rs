@@ -255,9 +255,10 @@ mod tests {
     /// The quantisation written out with tensor operations: weights to +-63 per output
     /// channel, each input row to +-127 with its own scale, integer products summed
     /// exactly (in float64, far below 2^53), then both scales; the bias is the caller's to
-    /// add (float64 result). Each row is quantised with csrc/int8_linear.cpp's float32 arithmetic (`rint(x * (127 / amax))`,
-    /// scale `amax / 127`; inverse 0 and scale 1 for an all-zero row), so that no draw of
-    /// inputs can put a value on the other side of a rounding tie.
+    /// add (float64 result). Each row is quantised with csrc/int8_linear.cpp's float32
+    /// arithmetic (`rint(x * (127 / amax))`, scale `amax / 127`; inverse 0 and scale 1 for
+    /// an all-zero row), so that no draw of inputs can put a value on the other side of a
+    /// rounding tie.
     fn reference_product(x: &Tensor, w: &Tensor) -> Tensor {
         let w_scale = w.abs().amax([1].as_slice(), true) / 63.0;
         let wq = (w / &w_scale).round().clamp(-63.0, 63.0);
