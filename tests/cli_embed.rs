@@ -89,6 +89,87 @@ fn gzip_input_gives_the_same_rows() {
     assert_eq!(a.values(), b.values());
 }
 
+/// `--input /dev/stdin` (a pipe: `zcat x.gz | lase embed --input /dev/stdin`, or
+/// `<(...)`) gives the rows a file gives, plain and gzip: the bytes read to detect gzip
+/// are not lost (a pipe cannot be opened twice).
+#[cfg(unix)]
+#[test]
+fn a_pipe_as_input_gives_the_rows_of_the_file() {
+    let model = tiny_model_dir();
+    let work = tempfile::tempdir().unwrap();
+    let text = "a\nthe cat sat on the mat\nein hund\n";
+    let plain = work.path().join("in.txt");
+    std::fs::write(&plain, text).unwrap();
+    assert!(
+        run_embed(model.path(), &plain, &work.path().join("file.npy"))
+            .status
+            .success()
+    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    for (name, bytes) in [
+        ("plain", text.as_bytes().to_vec()),
+        ("gzip", gz.finish().unwrap()),
+    ] {
+        let output = work.path().join(format!("{name}.npy"));
+        let mut child = lase()
+            .args([
+                "embed",
+                "--quiet",
+                "--batch-size",
+                "8",
+                "--input",
+                "/dev/stdin",
+                "--model",
+            ])
+            .arg(model.path())
+            .arg("--output")
+            .arg(&output)
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&bytes).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let file = NpyMatrix::open(work.path().join("file.npy")).unwrap();
+        let piped = NpyMatrix::open(&output).unwrap();
+        assert_eq!(piped.values(), file.values(), "{name}");
+    }
+}
+
+/// A thread count past what libtorch takes is refused by the argument parser, naming
+/// the flag, rather than wrapping into a negative number inside libtorch.
+#[test]
+fn an_impossible_thread_count_is_refused_naming_the_flag() {
+    for threads in ["3000000000", "65537"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_lase"))
+            .args([
+                "--threads",
+                threads,
+                "embed",
+                "--model",
+                "m",
+                "--input",
+                "i",
+                "--output",
+                "o",
+            ])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{threads}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("--threads") && !stderr.contains("panicked"),
+            "{threads}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn invalid_utf8_fails_naming_file_and_line_and_writes_nothing() {
     let model = tiny_model_dir();

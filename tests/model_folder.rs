@@ -318,3 +318,38 @@ fn a_tokenizer_larger_than_the_embedding_table_is_refused_with_the_file() {
         "{err}"
     );
 }
+
+/// A maximum length that leaves no room for text past the special tokens is refused
+/// (the tokenizers crate would wrap its unsigned subtraction and stop truncating), from
+/// `--max-length` and from a folder's sentence_bert_config.json; the smallest that
+/// leaves room still truncates.
+#[test]
+fn a_max_length_without_room_for_text_is_refused() {
+    let mut model = tiny_encoder(tiny_config(), mean_head(16, true), 17);
+    for too_small in [1, 2] {
+        let e = model.set_max_seq_length(too_small).unwrap_err().to_string();
+        assert!(e.contains("at least 3"), "{too_small}: {e}");
+    }
+    model.set_max_seq_length(3).unwrap();
+    let ids = model.tokenize(&["the cat sat on the mat"]).unwrap();
+    assert_eq!(ids[0].ids.len(), 3, "{:?}", ids[0].ids);
+
+    let model = tiny_encoder(tiny_config(), mean_head(16, true), 17);
+    let dir = tempfile::tempdir().unwrap();
+    model.save(dir.path()).unwrap();
+    std::fs::remove_file(dir.path().join(CHECKSUMS_FILE)).unwrap();
+    let sbert = dir.path().join("sentence_bert_config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sbert).unwrap()).unwrap();
+    config["max_seq_length"] = 1.into();
+    std::fs::write(&sbert, config.to_string()).unwrap();
+    let e = SentenceEncoder::load(dir.path(), Device::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("sentence_bert_config.json")
+            && e.contains("max_seq_length")
+            && e.contains("at least 3"),
+        "{e}"
+    );
+}

@@ -33,6 +33,9 @@ fn tiny_model() -> lase::model::SentenceEncoder {
 /// holding [`GATE`] waits at the gate until the test opens it.
 const BOOM: &str = "schnell";
 const GATE: &str = "langsam";
+/// A pass holding [`POISON`] returns NaN in that sentence's row (as a model whose
+/// activations overflow would).
+const POISON: &str = "klein";
 
 /// The tiny tokenizer's id of a word of [`common::TINY_WORDS`].
 fn word_id(word: &str) -> i64 {
@@ -54,6 +57,7 @@ struct Faulty {
 struct Faults {
     gate_word: i64,
     boom_word: i64,
+    poison_word: i64,
     rendezvous: usize,
     meeting: Mutex<(usize, u64)>,
     met: Condvar,
@@ -91,6 +95,7 @@ impl Faults {
         let faults = Arc::new(Self {
             gate_word: word_id(GATE),
             boom_word: word_id(BOOM),
+            poison_word: word_id(POISON),
             rendezvous,
             meeting: Mutex::new((0, 0)),
             met: Condvar::new(),
@@ -160,7 +165,14 @@ impl Embedder for Faulty {
             }
             panic!("injected fault on {name}");
         }
-        self.inner.embed_pass(items)
+        let mut values = self.inner.embed_pass(items);
+        let dim = self.inner.dim();
+        for (i, t) in items.iter().enumerate() {
+            if t.ids.contains(&f.poison_word) {
+                values[i * dim] = f32::NAN;
+            }
+        }
+        values
     }
 }
 
@@ -512,6 +524,13 @@ fn every_error_path_is_a_json_error() {
             r#"{"src": ["a"], "tgt": ["b"], "k": 0}"#.into(),
             422,
         ),
+        // Above --max-mine-k (64): the search would keep k candidates per sentence and
+        // per thread, gigabytes over 10,000-sentence sides.
+        (
+            "/mine",
+            r#"{"src": ["a"], "tgt": ["b"], "k": 65}"#.into(),
+            422,
+        ),
         ("/mine", r#"{"src": [], "tgt": ["b"]}"#.into(), 422),
         ("/nowhere", "{}".into(), 404),
     ];
@@ -524,6 +543,85 @@ fn every_error_path_is_a_json_error() {
     }
     let (status, _) = server.raw("POST", "/embed", br#"{"inputs": "a"}"#, "text/plain");
     assert_eq!(status, 415);
+    // A known path with a method it does not answer: 405, a JSON body, and the Allow
+    // header naming the method it does answer.
+    for (method, path, allowed) in [("GET", "/embed", "POST"), ("POST", "/health", "GET")] {
+        let reply = server.reply(method, path, b"{}", "application/json");
+        assert_eq!(reply.status, 405, "{method} {path}: {}", reply.body);
+        assert_eq!(
+            reply.json()["error_type"],
+            "MethodNotAllowed",
+            "{}",
+            reply.body
+        );
+        let allow = reply
+            .head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("allow:")
+                    .map(str::to_owned)
+            })
+            .unwrap_or_else(|| panic!("{method} {path}: no Allow header in {}", reply.head));
+        assert!(
+            allow.to_ascii_uppercase().contains(allowed),
+            "{method} {path}: {allow}"
+        );
+    }
+    // k up to the bound is accepted (and capped at a side's size by the search).
+    let (status, text) =
+        server.request("POST", "/mine", r#"{"src": ["a"], "tgt": ["b"], "k": 64}"#);
+    assert_eq!(status, 200, "{text}");
+    // A too-long text is named by its field and index in the request.
+    let long = "the dog ".repeat(40);
+    for (path, body, name) in [
+        (
+            "/similarity",
+            format!(r#"{{"inputs": {{"source_sentence": "a", "sentences": ["b", "{long}"]}}}}"#),
+            "sentences[1]",
+        ),
+        (
+            "/similarity",
+            format!(r#"{{"inputs": {{"source_sentence": "{long}", "sentences": ["b"]}}}}"#),
+            "source_sentence",
+        ),
+        (
+            "/mine",
+            format!(r#"{{"src": ["a"], "tgt": ["b", "{long}"]}}"#),
+            "tgt[1]",
+        ),
+        (
+            "/embed",
+            format!(r#"{{"inputs": ["a", "{long}"]}}"#),
+            "inputs[1]",
+        ),
+        (
+            "/v1/embeddings",
+            format!(r#"{{"input": ["a", "b", "{long}"]}}"#),
+            "input[2]",
+        ),
+    ] {
+        let (status, text) = server.request("POST", path, &body);
+        assert_eq!(status, 422, "{path}: {text}");
+        assert!(
+            text.contains(&format!("{name} is longer")),
+            "{path}: {text}"
+        );
+    }
+    // /similarity's limit counts its sentences, not the source sentence too.
+    let (status, text) = server.request(
+        "POST",
+        "/similarity",
+        r#"{"inputs": {"source_sentence": "a", "sentences": ["b", "c", "d", "e"]}}"#,
+    );
+    assert_eq!(status, 422, "{text}");
+    assert!(text.contains("4 sentences exceed the limit of 3"), "{text}");
+    let (status, text) = server.request(
+        "POST",
+        "/similarity",
+        r#"{"inputs": {"source_sentence": "a", "sentences": ["b", "c", "d"]}}"#,
+    );
+    assert_eq!(status, 200, "{text}");
     // Long input is fine with truncate.
     let (status, _) = server.request(
         "POST",
@@ -978,6 +1076,33 @@ fn a_panicking_pass_answers_500_and_every_worker_survives() {
         metrics.contains("lase_requests_total{route=\"/embed\",status=\"500\"} 2"),
         "{metrics}"
     );
+}
+
+/// A pass that returns NaN answers its request with a 500 (JSON would carry NaN as
+/// `null` in a 200), on every route; a request without the marked word is answered.
+#[test]
+fn a_pass_returning_nan_answers_500_not_nulls() {
+    let (faults, _gate) = Faults::new(1);
+    let server = Server::start_with(ServeConfig::default(), one_worker(), faults.wrap());
+    let poisoned = format!("the {POISON} dog");
+    for (path, body) in [
+        ("/embed", embed_body(&["a cat", &poisoned])),
+        ("/v1/embeddings", serde_json::json!({ "input": [&poisoned] }).to_string()),
+        (
+            "/similarity",
+            serde_json::json!({ "inputs": { "source_sentence": "a cat", "sentences": [&poisoned] } })
+                .to_string(),
+        ),
+        ("/mine", serde_json::json!({ "src": ["a cat"], "tgt": [&poisoned] }).to_string()),
+    ] {
+        let reply = server.post(path, &body);
+        assert_eq!(reply.status, 500, "{path}: {}", reply.body);
+        let body = reply.json();
+        assert_eq!(body["error_type"], "Backend", "{path}: {body}");
+        assert!(body["error"].as_str().unwrap().contains("non-finite"), "{path}: {body}");
+    }
+    let sentences = ["the dog is red", "a cat"];
+    assert_rows(&server.post("/embed", &embed_body(&sentences)), &sentences);
 }
 
 #[test]

@@ -35,9 +35,10 @@ pub struct RuntimeArgs {
     /// Device: auto, cpu, cuda, cuda:N.
     #[arg(long, global = true, default_value = "auto")]
     device: DeviceChoice,
-    /// CPU threads for libtorch (0 = one per core).
-    #[arg(long, global = true, default_value_t = 0)]
-    threads: usize,
+    /// CPU threads for libtorch (0 = one per core; at most 65,536).
+    #[arg(long, global = true, default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=65_536))]
+    threads: u32,
 }
 
 #[derive(Subcommand)]
@@ -93,7 +94,7 @@ impl Command {
 
 /// Runs the parsed command on the chosen device.
 pub fn run(cli: Cli) -> Result<()> {
-    set_threads(cli.runtime.threads);
+    set_threads(cli.runtime.threads as usize);
     let device = resolve_device(cli.runtime.device)?;
     match cli.command {
         Command::Embed(args) => embed::embed(args, device),

@@ -34,6 +34,10 @@ pub struct ServeArgs {
     /// past it the request is answered 413 and its remaining work is dropped.
     #[arg(long, default_value_t = 60.0)]
     max_mine_seconds: f64,
+    /// Largest k (neighbours per sentence for the margin) one /mine request may ask for
+    /// (422 above; LASER's margin uses 4).
+    #[arg(long, default_value_t = 64)]
+    max_mine_k: usize,
     /// Largest request body in bytes.
     #[arg(long, default_value_t = 2 << 20)]
     max_body_bytes: usize,
@@ -73,6 +77,7 @@ pub fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
         ),
         ("--body-timeout-seconds", args.body_timeout_seconds as usize),
         ("--max-connections", args.max_connections),
+        ("--max-mine-k", args.max_mine_k),
     ] {
         anyhow::ensure!(value > 0, "{flag} must be at least 1");
     }
@@ -84,6 +89,7 @@ pub fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
         max_queued_requests: args.max_queued_requests,
         max_mine_sentences: args.max_mine_sentences,
         max_mine_tokens: args.max_mine_tokens,
+        max_mine_k: args.max_mine_k,
         max_mine_time: std::time::Duration::try_from_secs_f64(args.max_mine_seconds)
             .ok()
             .filter(|d| !d.is_zero())

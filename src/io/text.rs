@@ -44,10 +44,11 @@ impl LineReader {
         let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
         let mut magic = [0u8; 2];
         let n = read_up_to(&mut file, &mut magic).map_err(|e| LaseError::io(&path, e))?;
-        let file = File::open(&path).map_err(|e| LaseError::io(&path, e))?;
+        // The sniffed bytes go back in front of the stream rather than the path being
+        // opened again: a pipe (`<(zcat ...)`, /dev/stdin) cannot be read twice.
         let bytes_read = Arc::new(AtomicU64::new(0));
         let counted = CountingReader {
-            inner: file,
+            inner: std::io::Cursor::new(magic[..n].to_vec()).chain(file),
             count: bytes_read.clone(),
         };
         let reader: Box<dyn BufRead + Send> = if n == 2 && magic == [0x1f, 0x8b] {
@@ -162,6 +163,32 @@ mod tests {
         gz.write_all("héllo\nwörld\n".as_bytes()).unwrap();
         std::fs::write(&p, gz.finish().unwrap()).unwrap();
         assert_eq!(read_lines(&p).unwrap(), vec!["héllo", "wörld"]);
+    }
+
+    /// A named pipe can be read once: the bytes sniffed for gzip must not be lost (a
+    /// reader that opened the path again dropped them: "one" came back as "e").
+    #[cfg(unix)]
+    #[test]
+    fn reads_a_pipe_plain_and_gzip_without_losing_the_sniffed_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(b"one\ntwo\n").unwrap();
+        for (name, bytes) in [
+            ("plain", b"one\ntwo\n".to_vec()),
+            ("gzip", gz.finish().unwrap()),
+        ] {
+            let p = dir.path().join(name);
+            let made = std::process::Command::new("mkfifo")
+                .arg(&p)
+                .status()
+                .unwrap();
+            assert!(made.success(), "mkfifo {}", p.display());
+            let writer_path = p.clone();
+            let writer = std::thread::spawn(move || std::fs::write(writer_path, bytes).unwrap());
+            let lines = read_lines(&p).unwrap();
+            writer.join().unwrap();
+            assert_eq!(lines, vec!["one", "two"], "{name}");
+        }
     }
 
     #[test]

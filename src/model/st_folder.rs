@@ -164,7 +164,17 @@ impl TokenizerFiles {
             max_seq_length,
             config.pad_token_id,
             do_lower_case,
-        )?;
+        )
+        .map_err(|e| match e {
+            // The maximum comes from sentence_bert_config.json (or config.json).
+            LaseError::InvalidArgument(message) if sbert_path.exists() => {
+                LaseError::bad_file(&sbert_path, format!("max_seq_length: {message}"))
+            }
+            LaseError::InvalidArgument(message) => {
+                LaseError::bad_file(transformer_dir.join("config.json"), message)
+            }
+            e => e,
+        })?;
         // An id past the embedding table would panic inside libtorch's forward.
         if let Some(max_id) = tokenizer.max_token_id()
             && max_id as usize >= config.vocab_size

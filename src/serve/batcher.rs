@@ -29,7 +29,8 @@ use super::metrics::Metrics;
 use crate::inference::{Embedder, EncodeOptions, pass_tokens, plan_batches};
 use crate::tokenizer::TokenIds;
 
-/// A job's forward pass failed (it panicked or returned the wrong number of values).
+/// A job's forward pass failed (it panicked, returned the wrong number of values, or
+/// returned NaN or infinity, which JSON would carry as `null`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("inference failed: {0}")]
 pub struct InferenceFailed(pub String);
@@ -321,6 +322,18 @@ impl Pool {
             return Err(InferenceFailed(format!(
                 "the forward pass returned {} values, not {want}",
                 values.len()
+            )));
+        }
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            tracing::error!(
+                "an inference pass of {} sentences returned {} (sentence {} of the pass)",
+                items.len(),
+                values[i],
+                i / self.encoder.dim()
+            );
+            return Err(InferenceFailed(format!(
+                "the forward pass returned a non-finite value ({})",
+                values[i]
             )));
         }
         Ok(values)

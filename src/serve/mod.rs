@@ -4,11 +4,13 @@
 //! (OpenAI; float, base64, int8 and binary encodings), `POST /similarity` (TEI),
 //! `POST /mine` (margin-scored pairs), `GET /health`, `GET /info`, `GET /metrics`
 //! (Prometheus). Requests are coalesced by [`batcher`] into shared forward passes.
-//! Every failure is a JSON error with a meaningful status: 400 bad JSON, 413 body too
-//! large, 415 not JSON, 422 invalid request (unknown field, too many inputs, input too
-//! long without `truncate`), 429 queue full (with `Retry-After`), 500 when the
-//! request's own forward pass panicked (caught; other requests and the worker carry
-//! on, see [`batcher`]), 503 shutting down; never a panic.
+//! Every failure is a JSON error with a meaningful status: 400 bad JSON, 404 no such
+//! path, 405 a path asked with a method it does not answer, 413 body too large, 415 not
+//! JSON, 422 invalid request (unknown field, too many inputs, input too long without
+//! `truncate`, a /mine `k` above `--max-mine-k`), 429 queue full (with `Retry-After`),
+//! 500 when the request's own forward pass panicked or returned NaN or infinity
+//! (caught; other requests and the worker carry on, see [`batcher`]), 503 shutting
+//! down; never a panic.
 
 pub mod api;
 pub mod batcher;
@@ -49,6 +51,10 @@ pub struct ServeConfig {
     /// Longest one /mine request may take from its arrival (queueing, embedding and the
     /// search); past it the request gets 413 and its work still queued is dropped.
     pub max_mine_time: std::time::Duration,
+    /// Largest `k` (neighbours per sentence for the margin) of one /mine request (422
+    /// above): the search keeps k candidates per sentence and per search thread, so an
+    /// unbounded k over 10,000-sentence sides asks for gigabytes.
+    pub max_mine_k: usize,
     /// Token budget of one coalesced inference run.
     pub max_batch_tokens: usize,
     /// Requests waiting for the inference thread before new ones get 429.
@@ -69,6 +75,7 @@ impl Default for ServeConfig {
             max_mine_sentences: 10_000,
             max_mine_tokens: 131_072,
             max_mine_time: std::time::Duration::from_secs(60),
+            max_mine_k: 64,
             max_batch_tokens: 16_384,
             max_queued_requests: 512,
             shutdown_timeout: std::time::Duration::from_secs(30),
@@ -149,6 +156,7 @@ pub async fn serve_with(
         .route("/info", get(routes::status::info_route))
         .route("/metrics", get(routes::status::metrics_route))
         .fallback(routes::status::not_found)
+        .method_not_allowed_fallback(routes::status::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .with_state(state);
     // The shutdown signal also starts the clock of `shutdown_timeout`.

@@ -45,6 +45,15 @@ pub(crate) fn finish(
     response
 }
 
+/// How a request names its i-th text in an error: `inputs[3]`, `tgt[0]`,
+/// `source_sentence`.
+pub(crate) type InputName<'a> = &'a (dyn Fn(usize) -> String + Sync);
+
+/// Names the i-th text as element i of the request's field `field`.
+pub(crate) fn element_of(field: &str) -> impl Fn(usize) -> String + Sync + '_ {
+    move |i| format!("{field}[{i}]")
+}
+
 /// Tokenizes, checks limits, runs the sentences through the batcher: [n, dim] vectors
 /// (model output, not yet renormalised) and the token count.
 pub(crate) async fn embed_texts(
@@ -52,17 +61,20 @@ pub(crate) async fn embed_texts(
     texts: &[String],
     truncate: bool,
     limit: usize,
+    name: InputName<'_>,
 ) -> Result<(Tensor, usize), ApiError> {
-    let tokens = tokenize_inputs(state, texts, truncate, limit)?;
+    let tokens = tokenize_inputs(state, texts, truncate, limit, name)?;
     embed_tokens(state, tokens).await
 }
 
-/// The inputs' token ids, after the count, emptiness and length checks.
+/// The inputs' token ids, after the count, emptiness and length checks; an error names
+/// the text by `name`.
 pub(crate) fn tokenize_inputs(
     state: &AppState,
     texts: &[String],
     truncate: bool,
     limit: usize,
+    name: InputName<'_>,
 ) -> Result<Vec<TokenIds>, ApiError> {
     if texts.is_empty() {
         return Err(ApiError::validation("no input sentences"));
@@ -79,7 +91,8 @@ pub(crate) fn tokenize_inputs(
         .map_err(|e| ApiError::validation(e.to_string()))?;
     if !truncate && let Some(i) = encoded.iter().position(|(_, cut)| *cut) {
         return Err(ApiError::validation(format!(
-            "input {i} is longer than the model's maximum of {} tokens; send \"truncate\": true to cut it",
+            "{} is longer than the model's maximum of {} tokens; send \"truncate\": true to cut it",
+            name(i),
             state.tokenizer.max_length()
         )));
     }

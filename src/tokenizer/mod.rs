@@ -14,7 +14,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 use tch::{Device, Tensor};
-use tokenizers::{Encoding, Tokenizer, TruncationParams};
+use tokenizers::{Encoding, PostProcessor, Tokenizer, TruncationParams};
 
 use crate::error::{LaseError, Result};
 
@@ -187,6 +187,17 @@ impl SentenceTokenizer {
         pad_id: i64,
         lowercase: bool,
     ) -> Result<Self> {
+        // The tokenizers crate subtracts the special tokens from the maximum unsigned:
+        // a maximum that leaves no room for text would wrap (no truncation at all).
+        let special = inner
+            .get_post_processor()
+            .map_or(0, |p| p.added_tokens(false));
+        if max_length <= special {
+            return Err(LaseError::InvalidArgument(format!(
+                "max length {max_length} leaves no room for text: the tokenizer adds {special} special tokens to each sentence, so it must be at least {}",
+                special + 1
+            )));
+        }
         inner.with_padding(None);
         inner
             .with_truncation(Some(TruncationParams {

@@ -9,7 +9,7 @@ use axum::extract::rejection::JsonRejection;
 use axum::response::{IntoResponse, Response};
 
 use crate::serve::api::EmbedRequest;
-use crate::serve::shared::{AppState, embed_texts, finish, rows, shape_vectors};
+use crate::serve::shared::{AppState, element_of, embed_texts, finish, rows, shape_vectors};
 
 pub(crate) async fn embed(
     State(state): State<Arc<AppState>>,
@@ -24,6 +24,7 @@ pub(crate) async fn embed(
             &texts,
             req.truncate,
             state.config.max_client_batch_size,
+            &element_of("inputs"),
         )
         .await?;
         let v = shape_vectors(&state, v, req.dimensions, req.normalize)?;

@@ -14,7 +14,7 @@ use crate::mine::{Deadline, MatrixView, MineOptions, mine};
 use crate::serve::api::{MineRequest, MineResponse, MinedPair};
 use crate::serve::batcher::JobResult;
 use crate::serve::error::ApiError;
-use crate::serve::shared::{AppState, finish, tokenize_inputs};
+use crate::serve::shared::{AppState, element_of, finish, tokenize_inputs};
 use crate::tokenizer::TokenIds;
 
 pub(crate) async fn mine_pairs(
@@ -28,8 +28,11 @@ pub(crate) async fn mine_pairs(
         let mut options = MineOptions::default();
         options.knn.deadline = Some(deadline);
         if let Some(k) = req.k {
-            if k == 0 {
-                return Err(ApiError::validation("k must be at least 1"));
+            let most = state.config.max_mine_k;
+            if k == 0 || k > most {
+                return Err(ApiError::validation(format!(
+                    "k must be between 1 and {most} (the server's --max-mine-k), not {k}"
+                )));
             }
             options.knn.k = k;
         }
@@ -41,8 +44,10 @@ pub(crate) async fn mine_pairs(
         }
         options.threshold = req.threshold;
         let limit = state.config.max_mine_sentences;
-        let src_tokens = tokenize_inputs(&state, &req.src, req.truncate, limit)?;
-        let tgt_tokens = tokenize_inputs(&state, &req.tgt, req.truncate, limit)?;
+        let src_tokens =
+            tokenize_inputs(&state, &req.src, req.truncate, limit, &element_of("src"))?;
+        let tgt_tokens =
+            tokenize_inputs(&state, &req.tgt, req.truncate, limit, &element_of("tgt"))?;
         let total: usize = src_tokens
             .iter()
             .chain(&tgt_tokens)

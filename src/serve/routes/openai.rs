@@ -14,7 +14,7 @@ use crate::serve::api::{
     EmbeddingValue, OpenAiEmbedding, OpenAiEmbeddingRequest, OpenAiEmbeddingResponse, Usage,
 };
 use crate::serve::error::ApiError;
-use crate::serve::shared::{AppState, embed_texts, finish, rows, shape_vectors};
+use crate::serve::shared::{AppState, element_of, embed_texts, finish, rows, shape_vectors};
 
 pub(crate) async fn openai_embeddings(
     State(state): State<Arc<AppState>>,
@@ -30,8 +30,14 @@ pub(crate) async fn openai_embeddings(
             )));
         }
         let texts = req.input.into_vec();
-        let (v, tokens) =
-            embed_texts(&state, &texts, false, state.config.max_client_batch_size).await?;
+        let (v, tokens) = embed_texts(
+            &state,
+            &texts,
+            false,
+            state.config.max_client_batch_size,
+            &element_of("input"),
+        )
+        .await?;
         let v = shape_vectors(&state, v, req.dimensions, true)?;
         let data = rows(&v)
             .into_iter()

@@ -21,18 +21,24 @@ pub(crate) async fn similarity(
     let started = Instant::now();
     let result = async {
         let Json(req) = body?;
-        if req.inputs.sentences.is_empty() {
+        let limit = state.config.max_client_batch_size;
+        let count = req.inputs.sentences.len();
+        if count == 0 {
             return Err(ApiError::validation("sentences is empty"));
         }
+        if count > limit {
+            return Err(ApiError::validation(format!(
+                "{count} sentences exceed the limit of {limit} per request"
+            )));
+        }
+        // The source sentence is text 0; sentences[i] is text i + 1.
         let mut texts = vec![req.inputs.source_sentence];
         texts.extend(req.inputs.sentences);
-        let (v, _) = embed_texts(
-            &state,
-            &texts,
-            req.truncate,
-            state.config.max_client_batch_size + 1,
-        )
-        .await?;
+        let name = |i: usize| match i {
+            0 => "source_sentence".to_string(),
+            i => format!("sentences[{}]", i - 1),
+        };
+        let (v, _) = embed_texts(&state, &texts, req.truncate, limit + 1, &name).await?;
         let v = crate::model::l2_normalize(&v);
         let scores = v.narrow(0, 1, v.size()[0] - 1).matmul(&v.get(0));
         Ok(

@@ -16,7 +16,7 @@ pub(crate) async fn health(State(state): State<Arc<AppState>>) -> Response {
     let started = Instant::now();
     let result = async {
         // A one-token probe through the real path: tokenizer, queue, model.
-        let _probe = embed_texts(&state, &["ok".to_string()], true, 1).await?;
+        let _probe = embed_texts(&state, &["ok".to_string()], true, 1, &|_| "probe".into()).await?;
         Ok(Json(serde_json::json!({"status": "ok"})).into_response())
     }
     .await;
@@ -33,6 +33,18 @@ pub(crate) async fn metrics_route(State(state): State<Arc<AppState>>) -> Respons
         state.metrics.render(),
     )
         .into_response()
+}
+
+/// A known path asked with a method it does not answer (`GET /embed`); axum adds the
+/// `Allow` header.
+pub(crate) async fn method_not_allowed() -> Response {
+    ApiError {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        kind: "MethodNotAllowed",
+        message: "this endpoint does not answer that method (see /info and the Allow header)"
+            .into(),
+    }
+    .into_response()
 }
 
 pub(crate) async fn not_found() -> Response {
