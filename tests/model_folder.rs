@@ -153,6 +153,36 @@ fn broken_folders_give_errors_naming_the_file() {
     let e = err(dir.path());
     assert!(e.contains("modules.json:3:"), "{e}");
 
+    // Another family's config (DistilBERT names its width `dim`): the family is named,
+    // not the first field it lacks.
+    let fresh = tempfile::tempdir().unwrap();
+    model.save(fresh.path()).unwrap();
+    std::fs::remove_file(fresh.path().join(CHECKSUMS_FILE)).unwrap();
+    let config_path = fresh.path().join("config.json");
+    let config = std::fs::read_to_string(&config_path).unwrap();
+    let mut distil: serde_json::Value = serde_json::from_str(&config).unwrap();
+    distil["model_type"] = "distilbert".into();
+    distil.as_object_mut().unwrap().remove("hidden_size");
+    std::fs::write(&config_path, distil.to_string()).unwrap();
+    let e = err(fresh.path());
+    assert!(
+        e.contains("config.json")
+            && e.contains("\"distilbert\" is not supported")
+            && e.contains("bert, roberta"),
+        "{e}"
+    );
+    // Valid JSON of the wrong shape is not called invalid JSON.
+    let mut wrong: serde_json::Value = serde_json::from_str(&config).unwrap();
+    wrong["hidden_size"] = "sixteen".into();
+    std::fs::write(&config_path, wrong.to_string()).unwrap();
+    let e = err(fresh.path());
+    assert!(
+        e.contains("config.json") && e.contains("valid JSON, but not what this file must hold"),
+        "{e}"
+    );
+    std::fs::write(&config_path, config).unwrap();
+    assert!(SentenceEncoder::load(fresh.path(), Device::Cpu).is_ok());
+
     // Not a folder at all.
     let e = err(&dir.path().join("nope"));
     assert!(e.contains("nope") && e.contains("not found"), "{e}");

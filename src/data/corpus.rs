@@ -128,6 +128,34 @@ impl CorpusSource {
         }
     }
 
+    /// The language codes the recipe gives this source, each with its key (for
+    /// checking them all before any source is read).
+    pub fn language_codes(&self) -> Vec<(&'static str, &str)> {
+        match self {
+            Self::TatoebaChallenge { languages, .. } => languages
+                .iter()
+                .map(|l| ("languages", l.as_str()))
+                .collect(),
+            Self::Moses {
+                src_lang, tgt_lang, ..
+            }
+            | Self::Tsv {
+                src_lang, tgt_lang, ..
+            } => vec![
+                ("src_lang", src_lang.as_str()),
+                ("tgt_lang", tgt_lang.as_str()),
+            ],
+            Self::MosesFolder {
+                pivot, languages, ..
+            }
+            | Self::NWay {
+                pivot, languages, ..
+            } => std::iter::once(("pivot", pivot.as_str()))
+                .chain(languages.iter().map(|l| ("languages", l.as_str())))
+                .collect(),
+        }
+    }
+
     /// The folder or file the source reads (for messages).
     pub fn path(&self) -> &Path {
         match self {

@@ -85,6 +85,22 @@ pub struct EncoderConfig {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The `model_type`s whose weights and positions this encoder implements.
+pub const SUPPORTED_MODEL_TYPES: &[&str] =
+    &["bert", "roberta", "xlm-roberta", "xlm_roberta", "camembert"];
+
+/// Refuses a `model_type` of another family (DistilBERT, MPNet, DeBERTa, ...), whose
+/// config.json would otherwise fail on a missing field or load without its weights.
+pub fn check_model_type(model_type: &str) -> std::result::Result<(), String> {
+    if SUPPORTED_MODEL_TYPES.contains(&model_type) {
+        return Ok(());
+    }
+    Err(format!(
+        "model_type {model_type:?} is not supported: lase runs BERT-family encoders ({})",
+        SUPPORTED_MODEL_TYPES.join(", ")
+    ))
+}
+
 mod defaults {
     use super::Activation;
     pub fn model_type() -> String {
@@ -179,6 +195,7 @@ impl EncoderConfig {
     /// Checks that the shape is buildable; errors say which field is wrong.
     pub fn validate(&self) -> Result<()> {
         let err = |m: String| Err(LaseError::Model(m));
+        check_model_type(&self.model_type).map_err(LaseError::Model)?;
         if self.hidden_size == 0 || self.num_attention_heads == 0 || self.num_hidden_layers == 0 {
             return err(
                 "hidden_size, num_attention_heads and num_hidden_layers must be > 0".into(),

@@ -205,7 +205,15 @@ impl SentenceEncoder {
             dense_dirs,
             normalize,
         } = FolderModules::read(dir)?;
-        let config: EncoderConfig = read_json(&transformer_dir.join("config.json"))?;
+        let config_path = transformer_dir.join("config.json");
+        // The family first: another family's config.json misses fields this one needs,
+        // and "missing field hidden_size" would not say why.
+        let raw: serde_json::Value = read_json(&config_path)?;
+        if let Some(model_type) = raw.get("model_type").and_then(serde_json::Value::as_str) {
+            super::config::check_model_type(model_type)
+                .map_err(|m| LaseError::bad_file(&config_path, m))?;
+        }
+        let config: EncoderConfig = read_json(&config_path)?;
         config
             .validate()
             .map_err(|e| LaseError::bad_file(transformer_dir.join("config.json"), e.to_string()))?;

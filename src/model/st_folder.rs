@@ -52,7 +52,12 @@ pub(super) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T
     serde_json::from_str(&text).map_err(|e| LaseError::BadLine {
         path: path.to_path_buf(),
         line: e.line(),
-        message: format!("invalid JSON for this file: {e}"),
+        message: match e.classify() {
+            serde_json::error::Category::Data => {
+                format!("valid JSON, but not what this file must hold: {e}")
+            }
+            _ => format!("invalid JSON: {e}"),
+        },
     })
 }
 

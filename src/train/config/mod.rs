@@ -53,7 +53,13 @@ impl TrainConfig {
     /// [`TrainConfig::from_file`] with command-line `--set` changes applied.
     pub fn from_file_with(path: &Path, overrides: &[RecipeOverride]) -> Result<Self> {
         let config: Self = read_recipe(path, overrides)?;
-        config.validate()?;
+        // A setting's error names the recipe it is in.
+        config.validate().map_err(|e| match e {
+            LaseError::InvalidArgument(m) => {
+                LaseError::InvalidArgument(format!("{}: {m}", path.display()))
+            }
+            e => e,
+        })?;
         Ok(config)
     }
 
@@ -143,6 +149,18 @@ impl TrainConfig {
         if self.data.sources.is_empty() {
             return bad("data.sources is empty".into());
         }
+        // Every language code, before any source is read (a bad code in the last
+        // source would otherwise surface after the others were read).
+        for (i, source) in self.data.sources.iter().enumerate() {
+            for (key, code) in source.language_codes() {
+                if let Err(e) = crate::lang::LanguageCode::parse(code) {
+                    return bad(format!(
+                        "data.sources[{i}] ({}): {key}: {e}",
+                        source.path().display()
+                    ));
+                }
+            }
+        }
         match &self.data.exclude_test_sets {
             None => {
                 return bad(
@@ -183,6 +201,36 @@ impl TrainConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_language_code_is_refused_before_any_source_is_read_naming_the_source() {
+        let recipe = |code: &str| {
+            format!(
+                "[data]\nexclude_test_sets = false\nsources = [\n  {{ format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }},\n  {{ format = \"n-way\", path = \"bible\", languages = [\"fra\", \"{code}\"] }},\n]\n"
+            )
+        };
+        for code in ["zh-CN", "en_US", "q1"] {
+            let err = TrainConfig::from_toml(&recipe(code))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("data.sources[1] (bible): languages") && err.contains(code),
+                "{code}: {err}"
+            );
+        }
+        // Codes the scheme reads (aliases and scripts) pass.
+        TrainConfig::from_toml(&recipe("zh_Hans")).unwrap();
+        TrainConfig::from_toml(&recipe("de")).unwrap();
+        // From a file, the error names the recipe too.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("recipe.toml");
+        std::fs::write(&path, recipe("pt-BR")).unwrap();
+        let err = TrainConfig::from_file(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("recipe.toml") && err.contains("pt-BR"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn a_recipe_must_say_which_test_sets_it_excludes() {
