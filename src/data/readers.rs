@@ -265,6 +265,15 @@ impl ParallelCorpus {
             let Some((a, b)) = name.split_once('-') else {
                 continue;
             };
+            if a != "eng" && b != "eng" {
+                // The full Tatoeba-Challenge release also has pairs without English
+                // (deu-fra); this reader reads the pairs with English.
+                tracing::warn!(
+                    "{}: skipped: a pair without English (this reader reads <xx>-eng / eng-<xx> folders)",
+                    pair_dir.display()
+                );
+                continue;
+            }
             let (other, english) = if a == "eng" { (b, a) } else { (a, b) };
             if !keep.is_empty()
                 && !keep.iter().any(|k| {
@@ -354,6 +363,11 @@ mod tests {
         std::fs::create_dir(&z).unwrap();
         gz(&z.join("t.zho.gz"), "你好\n");
         gz(&z.join("t.eng.gz"), "Hi\n");
+        // A pair without English (the full release has them) is skipped, not an error.
+        let x = dir.path().join("deu-fra");
+        std::fs::create_dir(&x).unwrap();
+        gz(&x.join("t.deu.gz"), "Hallo\n");
+        gz(&x.join("t.fra.gz"), "Bonjour\n");
         let c = ParallelCorpus::read(&[CorpusSource::TatoebaChallenge {
             path: dir.path().into(),
             languages: vec![],

@@ -43,6 +43,11 @@ pub struct TrainConfig {
     pub run: RunConfig,
 }
 
+/// Most parameters (before the vocabulary's rows) a from-scratch recipe may build: 4.3
+/// billion, 17 GB in f32, far past any encoder this toolkit trains; above it a recipe is
+/// refused as a likely typo rather than left to fail inside libtorch's allocator.
+const MAX_SCRATCH_PARAMETERS: u128 = 1 << 32;
+
 impl TrainConfig {
     /// Reads a TOML config; relative data paths are taken relative to the working
     /// directory (as the command line would).
@@ -79,7 +84,40 @@ impl TrainConfig {
         self.validate_model_and_schedule()?;
         self.validate_objective()?;
         self.validate_data()?;
-        self.validate_ranges()
+        self.validate_ranges()?;
+        self.validate_scratch_shape()
+    }
+
+    /// The shape a from-scratch run builds, checked now rather than after the corpus is
+    /// read and a tokenizer trained (each number's own range is checked before).
+    fn validate_scratch_shape(&self) -> Result<()> {
+        let bad = |m: String| Err(LaseError::InvalidArgument(m));
+        let m = &self.model;
+        if m.init_from.is_none() {
+            // The vocabulary is not known yet: one row stands for it.
+            let mut c = crate::model::EncoderConfig::bert(1, m.hidden, m.layers, m.heads, m.ffn);
+            c.max_position_embeddings = m.max_tokens;
+            c.embedding_size = m.embedding_size;
+            c.recurrent_unit_layers = m.recurrent_unit_layers;
+            c.validate().map_err(|e| {
+                LaseError::InvalidArgument(format!(
+                    "model (layers {}, hidden {}, heads {}, ffn {}, recurrent_unit_layers {:?}, embedding_size {:?}): {e}",
+                    m.layers, m.hidden, m.heads, m.ffn, m.recurrent_unit_layers, m.embedding_size
+                ))
+            })?;
+            if c.minimum_parameters()
+                .is_none_or(|p| p > MAX_SCRATCH_PARAMETERS)
+            {
+                return bad(format!(
+                    "model: layers {} x hidden {} x ffn {} is more than {MAX_SCRATCH_PARAMETERS} parameters before the vocabulary (a typo?)",
+                    m.layers, m.hidden, m.ffn
+                ));
+            }
+            m.pooling
+                .parse::<crate::model::PoolingMode>()
+                .map_err(|e| LaseError::InvalidArgument(format!("model.pooling: {e}")))?;
+        }
+        Ok(())
     }
 
     /// Model settings that need each other, batch shape and learning rate.
@@ -201,6 +239,32 @@ impl TrainConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_shape_that_cannot_be_built_is_refused_when_the_recipe_is_read() {
+        let recipe = |model: &str| {
+            format!(
+                "[model]\n{model}\n[data]\nexclude_test_sets = false\nsources = [{{ format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }}]\n"
+            )
+        };
+        for (model, says) in [
+            (
+                "layers = 6\nrecurrent_unit_layers = 4",
+                "recurrent_unit_layers",
+            ),
+            ("pooling = \"avg\"", "model.pooling"),
+            ("hidden = 76800\nheads = 12\nffn = 307200", "parameters"),
+        ] {
+            let err = TrainConfig::from_toml(&recipe(model))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{model}: {err}");
+        }
+        TrainConfig::from_toml(&recipe(
+            "layers = 6\nrecurrent_unit_layers = 3\npooling = \"cls\"",
+        ))
+        .unwrap();
+    }
 
     #[test]
     fn a_bad_language_code_is_refused_before_any_source_is_read_naming_the_source() {
