@@ -62,17 +62,22 @@ pub fn embed_file(
     let mut reader = LineReader::open(input)?;
     let dim = encoder.dim();
     let mut writer = NpyWriter::create(output, dim)?;
+    let total = reader.progress().1;
     let bar = if options.progress {
-        ProgressBar::with_draw_target(Some(reader.progress().1), ProgressDrawTarget::stderr())
+        ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr())
     } else {
         ProgressBar::hidden()
     };
+    // A pipe has no size: bytes read so far, no bar or ETA.
+    let template = if total.is_some() {
+        "{spinner} embedding [{elapsed_precise}] [{wide_bar}] {bytes}/{total_bytes} {msg} (ETA {eta})"
+    } else {
+        "{spinner} embedding [{elapsed_precise}] {bytes} read {msg}"
+    };
     bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} embedding [{elapsed_precise}] [{wide_bar}] {bytes}/{total_bytes} {msg} (ETA {eta})",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
+        ProgressStyle::with_template(template)
+            .expect("valid template")
+            .progress_chars("=> "),
     );
     let mut tokens_seen = 0usize;
     loop {

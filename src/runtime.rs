@@ -155,7 +155,7 @@ pub fn has_fast_bf16<S: AsRef<str>>(flags: &[S]) -> bool {
 /// Sets libtorch's intra-op thread count (0 keeps libtorch's default: one per core).
 pub fn set_threads(threads: usize) {
     if threads > 0 {
-        tch::set_num_threads(threads as i32);
+        tch::set_num_threads(i32::try_from(threads).unwrap_or(i32::MAX));
     }
 }
 

@@ -608,6 +608,22 @@ fn every_error_path_is_a_json_error() {
             "{path}: {text}"
         );
     }
+    // One string is named by its field; OpenAI's route, which has no truncate field,
+    // does not advise sending one.
+    let (_, text) = server.request("POST", "/embed", &format!(r#"{{"inputs": "{long}"}}"#));
+    assert!(
+        text.contains("inputs is longer") && text.contains("true to cut it"),
+        "{text}"
+    );
+    let (_, text) = server.request(
+        "POST",
+        "/v1/embeddings",
+        &format!(r#"{{"input": "{long}"}}"#),
+    );
+    assert!(
+        text.contains("input is longer") && text.contains("no truncate option"),
+        "{text}"
+    );
     // /similarity's limit counts its sentences, not the source sentence too.
     let (status, text) = server.request(
         "POST",

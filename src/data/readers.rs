@@ -256,6 +256,7 @@ impl ParallelCorpus {
                 "no <a>-<b> pair folders in this Tatoeba-Challenge folder",
             ));
         }
+        let mut without_english: Vec<String> = Vec::new();
         for pair_dir in entries {
             let name = pair_dir
                 .file_name()
@@ -267,11 +268,9 @@ impl ParallelCorpus {
             };
             if a != "eng" && b != "eng" {
                 // The full Tatoeba-Challenge release also has pairs without English
-                // (deu-fra); this reader reads the pairs with English.
-                tracing::warn!(
-                    "{}: skipped: a pair without English (this reader reads <xx>-eng / eng-<xx> folders)",
-                    pair_dir.display()
-                );
+                // (deu-fra): this reader reads the pairs with English; one summary line
+                // below, not one per folder (there are thousands).
+                without_english.push(name);
                 continue;
             }
             let (other, english) = if a == "eng" { (b, a) } else { (a, b) };
@@ -319,6 +318,13 @@ impl ParallelCorpus {
                     return Err(misaligned(&labels, &src, n.min(pairs) + 1));
                 }
             }
+        }
+        if let Some(first) = without_english.first() {
+            tracing::warn!(
+                "{}: skipped {} pair folders without English (e.g. {first}): this reader reads <xx>-eng / eng-<xx> folders",
+                dir.display(),
+                without_english.len()
+            );
         }
         Ok(())
     }

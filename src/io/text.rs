@@ -34,14 +34,19 @@ pub struct LineReader {
     line: usize,
     buf: Vec<u8>,
     bytes_read: Arc<AtomicU64>,
-    total_bytes: u64,
+    total_bytes: Option<u64>,
 }
 
 impl LineReader {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let mut file = File::open(&path).map_err(|e| LaseError::io(&path, e))?;
-        let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+        // A pipe has no size to measure progress against.
+        let total_bytes = file
+            .metadata()
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| m.len());
         let mut magic = [0u8; 2];
         let n = read_up_to(&mut file, &mut magic).map_err(|e| LaseError::io(&path, e))?;
         // The sniffed bytes go back in front of the stream rather than the path being
@@ -78,8 +83,8 @@ impl LineReader {
         self.line
     }
 
-    /// Bytes of the file on disk consumed so far, and the file's size.
-    pub fn progress(&self) -> (u64, u64) {
+    /// Bytes of the file on disk consumed so far, and the file's size (None for a pipe).
+    pub fn progress(&self) -> (u64, Option<u64>) {
         (self.bytes_read.load(Ordering::Relaxed), self.total_bytes)
     }
 
@@ -96,9 +101,11 @@ impl LineReader {
 fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
-        match r.read(&mut buf[filled..])? {
-            0 => break,
-            n => filled += n,
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(filled)
@@ -185,7 +192,15 @@ mod tests {
             assert!(made.success(), "mkfifo {}", p.display());
             let writer_path = p.clone();
             let writer = std::thread::spawn(move || std::fs::write(writer_path, bytes).unwrap());
-            let lines = read_lines(&p).unwrap();
+            // Read on a thread of its own: a reader that opens the pipe a second time
+            // after the writer closed it would block for ever; this fails instead.
+            let (sent, received) = std::sync::mpsc::channel();
+            let reader_path = p.clone();
+            std::thread::spawn(move || sent.send(read_lines(&reader_path)).unwrap());
+            let lines = received
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("{name}: reading the pipe did not finish"))
+                .unwrap();
             writer.join().unwrap();
             assert_eq!(lines, vec!["one", "two"], "{name}");
         }

@@ -471,10 +471,13 @@ impl SentenceEncoder {
     }
 
     pub fn set_max_seq_length(&mut self, max_length: usize) -> Result<()> {
-        if max_length == 0 || max_length > self.config.max_tokens() {
+        // At least one token of text past the special tokens.
+        let least = self.tokenizer.special_tokens_per_sentence() + 1;
+        if max_length < least || max_length > self.config.max_tokens() {
             return Err(LaseError::InvalidArgument(format!(
-                "max length {max_length} must be between 1 and {}",
-                self.config.max_tokens()
+                "max length {max_length} must be between {least} and {} (the tokenizer adds {} special tokens to each sentence)",
+                self.config.max_tokens(),
+                least - 1
             )));
         }
         self.tokenizer.set_max_length(max_length)

@@ -161,6 +161,15 @@ impl TokenizerFiles {
         } else {
             (config.max_tokens(), false)
         };
+        // Which file and key the maximum comes from, for an error about it.
+        let (max_from, max_key) = if sbert_path.exists() && max_seq_length < config.max_tokens() {
+            (sbert_path.clone(), "max_seq_length")
+        } else {
+            (
+                transformer_dir.join("config.json"),
+                "max_position_embeddings",
+            )
+        };
         let tokenizer_path = transformer_dir.join("tokenizer.json");
         let tokenizer_json = std::fs::read_to_string(&tokenizer_path)
             .map_err(|e| LaseError::io(&tokenizer_path, e))?;
@@ -171,12 +180,8 @@ impl TokenizerFiles {
             do_lower_case,
         )
         .map_err(|e| match e {
-            // The maximum comes from sentence_bert_config.json (or config.json).
-            LaseError::InvalidArgument(message) if sbert_path.exists() => {
-                LaseError::bad_file(&sbert_path, format!("max_seq_length: {message}"))
-            }
             LaseError::InvalidArgument(message) => {
-                LaseError::bad_file(transformer_dir.join("config.json"), message)
+                LaseError::bad_file(&max_from, format!("{max_key}: {message}"))
             }
             e => e,
         })?;

@@ -49,9 +49,34 @@ pub(crate) fn finish(
 /// `source_sentence`.
 pub(crate) type InputName<'a> = &'a (dyn Fn(usize) -> String + Sync);
 
-/// Names the i-th text as element i of the request's field `field`.
-pub(crate) fn element_of(field: &str) -> impl Fn(usize) -> String + Sync + '_ {
-    move |i| format!("{field}[{i}]")
+/// Names the i-th text as element i of the request's field `field`, or as the field
+/// itself when it held `one` string rather than a list.
+pub(crate) fn element_of(field: &str, one: bool) -> impl Fn(usize) -> String + Sync + '_ {
+    move |i| {
+        if one {
+            field.to_owned()
+        } else {
+            format!("{field}[{i}]")
+        }
+    }
+}
+
+/// What a route does with a text longer than the model's maximum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TooLong {
+    /// Cut it (the request's `"truncate": true`).
+    Cut,
+    /// Refuse it, saying that `"truncate": true` would cut it.
+    Refuse,
+    /// Refuse it; the route has no `truncate` field (OpenAI's).
+    RefuseWithoutOption,
+}
+
+impl TooLong {
+    /// From a request's `truncate` field.
+    pub(crate) fn from_request(truncate: bool) -> Self {
+        if truncate { Self::Cut } else { Self::Refuse }
+    }
 }
 
 /// Tokenizes, checks limits, runs the sentences through the batcher: [n, dim] vectors
@@ -59,11 +84,11 @@ pub(crate) fn element_of(field: &str) -> impl Fn(usize) -> String + Sync + '_ {
 pub(crate) async fn embed_texts(
     state: &AppState,
     texts: &[String],
-    truncate: bool,
+    too_long: TooLong,
     limit: usize,
     name: InputName<'_>,
 ) -> Result<(Tensor, usize), ApiError> {
-    let tokens = tokenize_inputs(state, texts, truncate, limit, name)?;
+    let tokens = tokenize_inputs(state, texts, too_long, limit, name)?;
     embed_tokens(state, tokens).await
 }
 
@@ -72,7 +97,7 @@ pub(crate) async fn embed_texts(
 pub(crate) fn tokenize_inputs(
     state: &AppState,
     texts: &[String],
-    truncate: bool,
+    too_long: TooLong,
     limit: usize,
     name: InputName<'_>,
 ) -> Result<Vec<TokenIds>, ApiError> {
@@ -89,9 +114,15 @@ pub(crate) fn tokenize_inputs(
         .tokenizer
         .encode_reporting_truncation(texts)
         .map_err(|e| ApiError::validation(e.to_string()))?;
-    if !truncate && let Some(i) = encoded.iter().position(|(_, cut)| *cut) {
+    if too_long != TooLong::Cut
+        && let Some(i) = encoded.iter().position(|(_, cut)| *cut)
+    {
+        let remedy = match too_long {
+            TooLong::Refuse => "send \"truncate\": true to cut it",
+            _ => "shorten it (this route has no truncate option)",
+        };
         return Err(ApiError::validation(format!(
-            "{} is longer than the model's maximum of {} tokens; send \"truncate\": true to cut it",
+            "{} is longer than the model's maximum of {} tokens; {remedy}",
             name(i),
             state.tokenizer.max_length()
         )));

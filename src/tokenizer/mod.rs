@@ -18,6 +18,13 @@ use tokenizers::{Encoding, PostProcessor, Tokenizer, TruncationParams};
 
 use crate::error::{LaseError, Result};
 
+/// Special tokens `tokenizer`'s post-processor adds to a single sentence.
+fn added_per_sentence(tokenizer: &Tokenizer) -> usize {
+    tokenizer
+        .get_post_processor()
+        .map_or(0, |p| p.added_tokens(false))
+}
+
 /// Token ids of one sentence.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TokenIds {
@@ -189,9 +196,7 @@ impl SentenceTokenizer {
     ) -> Result<Self> {
         // The tokenizers crate subtracts the special tokens from the maximum unsigned:
         // a maximum that leaves no room for text would wrap (no truncation at all).
-        let special = inner
-            .get_post_processor()
-            .map_or(0, |p| p.added_tokens(false));
+        let special = added_per_sentence(&inner);
         if max_length <= special {
             return Err(LaseError::InvalidArgument(format!(
                 "max length {max_length} leaves no room for text: the tokenizer adds {special} special tokens to each sentence, so it must be at least {}",
@@ -215,6 +220,11 @@ impl SentenceTokenizer {
 
     pub fn inner(&self) -> &Tokenizer {
         &self.inner
+    }
+
+    /// Special tokens the tokenizer adds to each sentence ([CLS] and [SEP]: 2).
+    pub fn special_tokens_per_sentence(&self) -> usize {
+        added_per_sentence(&self.inner)
     }
 
     pub fn max_length(&self) -> usize {

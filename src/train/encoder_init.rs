@@ -184,6 +184,27 @@ pub fn train_tokenizer(
     )
 }
 
+/// The encoder config a from-scratch recipe builds, for a vocabulary of `vocab` pieces
+/// whose padding piece is `pad` (also what recipe validation checks, with one row).
+pub(crate) fn scratch_encoder_config(model: &ModelConfig, vocab: usize, pad: i64) -> EncoderConfig {
+    let mut c = EncoderConfig::bert(vocab, model.hidden, model.layers, model.heads, model.ffn);
+    c.max_position_embeddings = model.max_tokens;
+    c.hidden_dropout_prob = model.dropout;
+    c.attention_probs_dropout_prob = model.dropout;
+    c.embedding_size = model.embedding_size;
+    c.recurrent_unit_layers = model.recurrent_unit_layers;
+    c.pad_token_id = pad;
+    c
+}
+
+/// The recipe's `model.pooling`, parsed.
+pub(crate) fn scratch_pooling(model: &ModelConfig) -> Result<PoolingMode> {
+    model
+        .pooling
+        .parse()
+        .map_err(|e| LaseError::InvalidArgument(format!("model.pooling: {e}")))
+}
+
 /// A randomly initialised encoder of the recipe's shape.
 pub fn new_encoder(
     model: &ModelConfig,
@@ -197,14 +218,8 @@ pub fn new_encoder(
         .token_to_id("<pad>")
         .or_else(|| inner.token_to_id("[PAD]"))
         .unwrap_or(0) as i64;
-    let mut c = EncoderConfig::bert(vocab, model.hidden, model.layers, model.heads, model.ffn);
-    c.max_position_embeddings = model.max_tokens;
-    c.hidden_dropout_prob = model.dropout;
-    c.attention_probs_dropout_prob = model.dropout;
-    c.embedding_size = model.embedding_size;
-    c.recurrent_unit_layers = model.recurrent_unit_layers;
-    c.pad_token_id = pad;
-    let mode: PoolingMode = model.pooling.parse().map_err(LaseError::InvalidArgument)?;
+    let c = scratch_encoder_config(model, vocab, pad);
+    let mode = scratch_pooling(model)?;
     let head = HeadSpec {
         pooling: PoolingConfig::single(model.hidden, mode),
         dense: model

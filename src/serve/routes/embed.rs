@@ -8,8 +8,10 @@ use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
 use axum::response::{IntoResponse, Response};
 
-use crate::serve::api::EmbedRequest;
-use crate::serve::shared::{AppState, element_of, embed_texts, finish, rows, shape_vectors};
+use crate::serve::api::{EmbedRequest, Inputs};
+use crate::serve::shared::{
+    AppState, TooLong, element_of, embed_texts, finish, rows, shape_vectors,
+};
 
 pub(crate) async fn embed(
     State(state): State<Arc<AppState>>,
@@ -18,13 +20,14 @@ pub(crate) async fn embed(
     let started = Instant::now();
     let result = async {
         let Json(req) = body?;
+        let one = matches!(req.inputs, Inputs::One(_));
         let texts = req.inputs.into_vec();
         let (v, _) = embed_texts(
             &state,
             &texts,
-            req.truncate,
+            TooLong::from_request(req.truncate),
             state.config.max_client_batch_size,
-            &element_of("inputs"),
+            &element_of("inputs", one),
         )
         .await?;
         let v = shape_vectors(&state, v, req.dimensions, req.normalize)?;

@@ -14,7 +14,7 @@ use crate::mine::{Deadline, MatrixView, MineOptions, mine};
 use crate::serve::api::{MineRequest, MineResponse, MinedPair};
 use crate::serve::batcher::JobResult;
 use crate::serve::error::ApiError;
-use crate::serve::shared::{AppState, element_of, finish, tokenize_inputs};
+use crate::serve::shared::{AppState, TooLong, element_of, finish, tokenize_inputs};
 use crate::tokenizer::TokenIds;
 
 pub(crate) async fn mine_pairs(
@@ -27,14 +27,16 @@ pub(crate) async fn mine_pairs(
         let Json(req) = body?;
         let mut options = MineOptions::default();
         options.knn.deadline = Some(deadline);
+        let most = state.config.max_mine_k;
         if let Some(k) = req.k {
-            let most = state.config.max_mine_k;
             if k == 0 || k > most {
                 return Err(ApiError::validation(format!(
                     "k must be between 1 and {most} (the server's --max-mine-k), not {k}"
                 )));
             }
             options.knn.k = k;
+        } else {
+            options.knn.k = options.knn.k.min(most);
         }
         if let Some(m) = &req.margin {
             options.margin = m.parse().map_err(ApiError::validation)?;
@@ -44,10 +46,11 @@ pub(crate) async fn mine_pairs(
         }
         options.threshold = req.threshold;
         let limit = state.config.max_mine_sentences;
+        let too_long = TooLong::from_request(req.truncate);
         let src_tokens =
-            tokenize_inputs(&state, &req.src, req.truncate, limit, &element_of("src"))?;
+            tokenize_inputs(&state, &req.src, too_long, limit, &element_of("src", false))?;
         let tgt_tokens =
-            tokenize_inputs(&state, &req.tgt, req.truncate, limit, &element_of("tgt"))?;
+            tokenize_inputs(&state, &req.tgt, too_long, limit, &element_of("tgt", false))?;
         let total: usize = src_tokens
             .iter()
             .chain(&tgt_tokens)

@@ -11,10 +11,12 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine;
 
 use crate::serve::api::{
-    EmbeddingValue, OpenAiEmbedding, OpenAiEmbeddingRequest, OpenAiEmbeddingResponse, Usage,
+    EmbeddingValue, Inputs, OpenAiEmbedding, OpenAiEmbeddingRequest, OpenAiEmbeddingResponse, Usage,
 };
 use crate::serve::error::ApiError;
-use crate::serve::shared::{AppState, element_of, embed_texts, finish, rows, shape_vectors};
+use crate::serve::shared::{
+    AppState, TooLong, element_of, embed_texts, finish, rows, shape_vectors,
+};
 
 pub(crate) async fn openai_embeddings(
     State(state): State<Arc<AppState>>,
@@ -29,13 +31,14 @@ pub(crate) async fn openai_embeddings(
                 "encoding_format {format:?} is not one of float, base64, int8, binary"
             )));
         }
+        let one = matches!(req.input, Inputs::One(_));
         let texts = req.input.into_vec();
         let (v, tokens) = embed_texts(
             &state,
             &texts,
-            false,
+            TooLong::RefuseWithoutOption,
             state.config.max_client_batch_size,
-            &element_of("input"),
+            &element_of("input", one),
         )
         .await?;
         let v = shape_vectors(&state, v, req.dimensions, true)?;

@@ -12,7 +12,7 @@ use tch::Kind;
 
 use crate::serve::api::SimilarityRequest;
 use crate::serve::error::ApiError;
-use crate::serve::shared::{AppState, embed_texts, finish};
+use crate::serve::shared::{AppState, TooLong, embed_texts, finish};
 
 pub(crate) async fn similarity(
     State(state): State<Arc<AppState>>,
@@ -38,7 +38,8 @@ pub(crate) async fn similarity(
             0 => "source_sentence".to_string(),
             i => format!("sentences[{}]", i - 1),
         };
-        let (v, _) = embed_texts(&state, &texts, req.truncate, limit + 1, &name).await?;
+        let too_long = TooLong::from_request(req.truncate);
+        let (v, _) = embed_texts(&state, &texts, too_long, limit + 1, &name).await?;
         let v = crate::model::l2_normalize(&v);
         let scores = v.narrow(0, 1, v.size()[0] - 1).matmul(&v.get(0));
         Ok(

@@ -10,13 +10,16 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::serve::error::ApiError;
-use crate::serve::shared::{AppState, embed_texts, finish};
+use crate::serve::shared::{AppState, TooLong, embed_texts, finish};
 
 pub(crate) async fn health(State(state): State<Arc<AppState>>) -> Response {
     let started = Instant::now();
     let result = async {
         // A one-token probe through the real path: tokenizer, queue, model.
-        let _probe = embed_texts(&state, &["ok".to_string()], true, 1, &|_| "probe".into()).await?;
+        let _probe = embed_texts(&state, &["ok".to_string()], TooLong::Cut, 1, &|_| {
+            "probe".into()
+        })
+        .await?;
         Ok(Json(serde_json::json!({"status": "ok"})).into_response())
     }
     .await;

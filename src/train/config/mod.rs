@@ -43,6 +43,15 @@ pub struct TrainConfig {
     pub run: RunConfig,
 }
 
+/// An error's message without its kind's prefix ("invalid argument: ", "model: "), for
+/// quoting it inside another message.
+fn inner_message(e: LaseError) -> String {
+    match e {
+        LaseError::InvalidArgument(m) | LaseError::Model(m) => m,
+        e => e.to_string(),
+    }
+}
+
 /// Most parameters (before the vocabulary's rows) a from-scratch recipe may build: 4.3
 /// billion, 17 GB in f32, far past any encoder this toolkit trains; above it a recipe is
 /// refused as a likely typo rather than left to fail inside libtorch's allocator.
@@ -95,27 +104,29 @@ impl TrainConfig {
         let m = &self.model;
         if m.init_from.is_none() {
             // The vocabulary is not known yet: one row stands for it.
-            let mut c = crate::model::EncoderConfig::bert(1, m.hidden, m.layers, m.heads, m.ffn);
-            c.max_position_embeddings = m.max_tokens;
-            c.embedding_size = m.embedding_size;
-            c.recurrent_unit_layers = m.recurrent_unit_layers;
+            let c = crate::train::encoder_init::scratch_encoder_config(m, 1, 0);
             c.validate().map_err(|e| {
                 LaseError::InvalidArgument(format!(
-                    "model (layers {}, hidden {}, heads {}, ffn {}, recurrent_unit_layers {:?}, embedding_size {:?}): {e}",
-                    m.layers, m.hidden, m.heads, m.ffn, m.recurrent_unit_layers, m.embedding_size
+                    "model (layers {}, hidden {}, heads {}, ffn {}, max_tokens {}, recurrent_unit_layers {:?}, embedding_size {:?}): {} (in config.json's names: num_hidden_layers = model.layers, hidden_size = model.hidden, num_attention_heads = model.heads)",
+                    m.layers,
+                    m.hidden,
+                    m.heads,
+                    m.ffn,
+                    m.max_tokens,
+                    m.recurrent_unit_layers,
+                    m.embedding_size,
+                    inner_message(e)
                 ))
             })?;
             if c.minimum_parameters()
                 .is_none_or(|p| p > MAX_SCRATCH_PARAMETERS)
             {
                 return bad(format!(
-                    "model: layers {} x hidden {} x ffn {} is more than {MAX_SCRATCH_PARAMETERS} parameters before the vocabulary (a typo?)",
-                    m.layers, m.hidden, m.ffn
+                    "model: layers {}, hidden {}, ffn {}, max_tokens {} and embedding_size {:?} make more than {MAX_SCRATCH_PARAMETERS} parameters before the vocabulary (a typo?)",
+                    m.layers, m.hidden, m.ffn, m.max_tokens, m.embedding_size
                 ));
             }
-            m.pooling
-                .parse::<crate::model::PoolingMode>()
-                .map_err(|e| LaseError::InvalidArgument(format!("model.pooling: {e}")))?;
+            crate::train::encoder_init::scratch_pooling(m)?;
         }
         Ok(())
     }
@@ -193,8 +204,9 @@ impl TrainConfig {
             for (key, code) in source.language_codes() {
                 if let Err(e) = crate::lang::LanguageCode::parse(code) {
                     return bad(format!(
-                        "data.sources[{i}] ({}): {key}: {e}",
-                        source.path().display()
+                        "data.sources[{i}] ({}): {key}: {}",
+                        source.path().display(),
+                        inner_message(e)
                     ));
                 }
             }
