@@ -232,14 +232,21 @@ pub fn embed_tokens(
         tch::set_num_threads(total_threads);
     }
     let out = out.into_inner().expect("no worker panicked");
-    if let Some(at) = out.iter().position(|v| !v.is_finite()) {
+    if let Some((row, _)) = first_non_finite(&out, dim) {
         return Err(crate::error::LaseError::Model(format!(
             "sentence {} of {n}: the model produced NaN or infinite values (weights that \
              overflow: a damaged or mis-converted model?)",
-            at / dim.max(1) + 1
+            row + 1
         )));
     }
     Ok(out)
+}
+
+/// The first NaN or infinite value of row-major `[rows, dim]` vectors: its row (0-based)
+/// and the value.
+pub(crate) fn first_non_finite(values: &[f32], dim: usize) -> Option<(usize, f32)> {
+    let at = values.iter().position(|v| !v.is_finite())?;
+    Some((at / dim.max(1), values[at]))
 }
 
 /// Sentences embedded by [`embed_sentences`]: row-major vectors and the tokens read.

@@ -16,7 +16,8 @@ use super::linear::LinearKernel;
 use super::pooling::{PoolingConfig, pool};
 use super::st_folder::{
     DENSE_TYPE, FolderModules, ModulesWriter, NORMALIZE_TYPE, POOLING_TYPE, TokenizerFiles,
-    check_weights_size, missing_weights, read_json, write_json, write_sentence_bert_config,
+    check_weights_size, missing_weights, parse_json, read_json, write_json,
+    write_sentence_bert_config,
 };
 use super::token_layout::UnpadPolicy;
 use crate::error::{LaseError, Result};
@@ -208,15 +209,17 @@ impl SentenceEncoder {
         let config_path = transformer_dir.join("config.json");
         // The family first: another family's config.json misses fields this one needs,
         // and "missing field hidden_size" would not say why.
-        let raw: serde_json::Value = read_json(&config_path)?;
+        let text =
+            std::fs::read_to_string(&config_path).map_err(|e| LaseError::io(&config_path, e))?;
+        let raw: serde_json::Value = parse_json(&config_path, &text)?;
         if let Some(model_type) = raw.get("model_type").and_then(serde_json::Value::as_str) {
             super::config::check_model_type(model_type)
                 .map_err(|m| LaseError::bad_file(&config_path, m))?;
         }
-        let config: EncoderConfig = read_json(&config_path)?;
+        let config: EncoderConfig = parse_json(&config_path, &text)?;
         config
             .validate()
-            .map_err(|e| LaseError::bad_file(transformer_dir.join("config.json"), e.to_string()))?;
+            .map_err(|e| LaseError::bad_file(&config_path, e.to_string()))?;
         check_weights_size(&config, &transformer_dir)?;
         let pooling = pooling.unwrap_or_else(|| {
             PoolingConfig::single(config.hidden_size, super::pooling::PoolingMode::Mean)

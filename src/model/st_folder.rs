@@ -49,7 +49,12 @@ struct ModuleEntry {
 /// Reads a JSON file; an error names the file and line.
 pub(super) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
-    serde_json::from_str(&text).map_err(|e| LaseError::BadLine {
+    parse_json(path, &text)
+}
+
+/// [`read_json`] of text already read from `path` (errors name `path` and the line).
+pub(super) fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| LaseError::BadLine {
         path: path.to_path_buf(),
         line: e.line(),
         message: match e.classify() {

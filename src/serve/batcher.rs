@@ -26,7 +26,7 @@ use tch::{Device, Tensor};
 use tokio::sync::{mpsc, oneshot};
 
 use super::metrics::Metrics;
-use crate::inference::{Embedder, EncodeOptions, pass_tokens, plan_batches};
+use crate::inference::{Embedder, EncodeOptions, first_non_finite, pass_tokens, plan_batches};
 use crate::tokenizer::TokenIds;
 
 /// A job's forward pass failed (it panicked, returned the wrong number of values, or
@@ -324,16 +324,13 @@ impl Pool {
                 values.len()
             )));
         }
-        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+        if let Some((row, value)) = first_non_finite(&values, self.encoder.dim()) {
             tracing::error!(
-                "an inference pass of {} sentences returned {} (sentence {} of the pass)",
+                "an inference pass of {} sentences returned {value} (sentence {row} of the pass)",
                 items.len(),
-                values[i],
-                i / self.encoder.dim()
             );
             return Err(InferenceFailed(format!(
-                "the forward pass returned a non-finite value ({})",
-                values[i]
+                "the forward pass returned a non-finite value ({value})"
             )));
         }
         Ok(values)
