@@ -5,13 +5,13 @@
 # Prints requests/s, sentences/s, p50/p99 latency, non-2xx count and server RSS, then the
 # server's forward passes per level (sentences and padded tokens per pass, padding). On a
 # 2-core machine wrk (2 threads) shares the CPU with the server.
-# Usage: bench/serve_load.sh [MODEL_DIR] [SECONDS_PER_LEVEL]
+# Usage: [LASE=BINARY] bench/serve_load.sh [MODEL_DIR] [SECONDS_PER_LEVEL]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${1:-models/all-MiniLM-L6-v2}
 DURATION=${2:-20}
 PORT=${PORT:-18080}
-LASE=./target/release/lase
+LASE=${LASE:-./target/release/lase}
 WORK=$(mktemp -d)
 trap 'kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
 

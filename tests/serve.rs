@@ -16,7 +16,7 @@ use lase::inference::Embedder;
 use lase::inference::{EncodeOptions, InferenceEncoder};
 use lase::serve::batcher::Batcher;
 use lase::serve::metrics::Metrics;
-use lase::serve::{ServeConfig, serve_with};
+use lase::serve::{ServeConfig, TokenizeHook, serve_with};
 use lase::tokenizer::TokenIds;
 use tch::Device;
 
@@ -222,6 +222,17 @@ impl Server {
         options: EncodeOptions,
         wrap: impl FnOnce(InferenceEncoder) -> Box<dyn Embedder> + Send + 'static,
     ) -> Self {
+        Self::start_seams(config, options, wrap, None)
+    }
+
+    /// A server on a runtime of two threads, its passes run by `wrap(encoder)` and each
+    /// tokenisation preceded by `hook`.
+    fn start_seams(
+        config: ServeConfig,
+        options: EncodeOptions,
+        wrap: impl FnOnce(InferenceEncoder) -> Box<dyn Embedder> + Send + 'static,
+        hook: Option<TokenizeHook>,
+    ) -> Self {
         let encoder = tiny_model();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -234,7 +245,7 @@ impl Server {
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
-                serve_with(listener, encoder, wrap, options, config, async {
+                serve_with(listener, encoder, wrap, hook, options, config, async {
                     let _ = stop_rx.await;
                 })
                 .await
@@ -323,6 +334,56 @@ fn norm(v: &serde_json::Value) -> f64 {
         .map(|x| x.as_f64().unwrap().powi(2))
         .sum::<f64>()
         .sqrt()
+}
+
+/// Tokenising runs off the HTTP runtime's threads: with as many requests held inside their
+/// tokenisation as the runtime has threads (two), /health is still answered, and the held
+/// requests finish once let go. When the handlers tokenised on the runtime's own threads,
+/// /health got no answer here until the test's patience ran out.
+#[test]
+fn requests_held_in_tokenisation_leave_the_server_answering() {
+    const HOLD: &str = "warte";
+    let (entered_tx, entered_rx) = channel::<()>();
+    let (open_tx, open_rx) = channel::<()>();
+    let entered_tx = Mutex::new(entered_tx);
+    let open_rx = Mutex::new(open_rx);
+    let hook: TokenizeHook = Arc::new(move |texts: &[String]| {
+        if texts.iter().any(|t| t == HOLD) {
+            entered_tx.lock().unwrap().send(()).unwrap();
+            // Longer than the client's read timeout, so a /health that cannot be answered
+            // fails the test before the gate would open by itself.
+            let _ = open_rx.lock().unwrap().recv_timeout(2 * PATIENCE);
+        }
+    });
+    let server = Server::start_seams(
+        ServeConfig::default(),
+        one_worker(),
+        |e| Box::new(e),
+        Some(hook),
+    );
+    let held: Vec<_> = (0..2)
+        .map(|_| {
+            let client = server.client();
+            std::thread::spawn(move || client.request("POST", "/embed", r#"{"inputs": "warte"}"#))
+        })
+        .collect();
+    for _ in 0..2 {
+        entered_rx
+            .recv_timeout(PATIENCE)
+            .expect("a held request reached its tokenisation");
+    }
+    let health = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        server.request("GET", "/health", "")
+    }));
+    for _ in 0..2 {
+        open_tx.send(()).unwrap();
+    }
+    let (status, body) = health.expect("/health answered while two tokenisations were held");
+    assert_eq!(status, 200, "{body}");
+    for h in held {
+        let (status, body) = h.join().unwrap();
+        assert_eq!(status, 200, "{body}");
+    }
 }
 
 #[test]

@@ -97,6 +97,7 @@ pub async fn serve(
         listener,
         encoder,
         |e| Box::new(e),
+        None,
         options,
         config,
         shutdown,
@@ -104,12 +105,18 @@ pub async fn serve(
     .await
 }
 
-/// [`serve`] with every forward pass run by `wrap(encoder)`: the seam for fault
-/// injection (the tests make passes on marked inputs panic or wait).
+/// Called with a request's texts on the thread that tokenises them, just before it does:
+/// the seam the tests use to hold a tokenisation in progress.
+pub type TokenizeHook = Arc<dyn Fn(&[String]) + Send + Sync>;
+
+/// [`serve`] with every forward pass run by `wrap(encoder)` and every tokenisation
+/// preceded by `tokenize_hook`: the seams for fault injection (the tests make passes on
+/// marked inputs panic or wait, and hold tokenisations).
 pub async fn serve_with(
     listener: tokio::net::TcpListener,
     encoder: SentenceEncoder,
     wrap: impl FnOnce(InferenceEncoder) -> Box<dyn Embedder>,
+    tokenize_hook: Option<TokenizeHook>,
     options: EncodeOptions,
     config: ServeConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -138,6 +145,7 @@ pub async fn serve_with(
     let state = Arc::new(AppState {
         batcher,
         tokenizer,
+        tokenize_hook,
         dim,
         model_normalizes,
         config: config.clone(),

@@ -8,11 +8,11 @@ use std::time::Instant;
 use axum::response::{IntoResponse, Response};
 use tch::{Kind, Tensor};
 
-use super::ServeConfig;
 use super::api::Info;
 use super::batcher::Batcher;
 use super::error::ApiError;
 use super::metrics::Metrics;
+use super::{ServeConfig, TokenizeHook};
 use crate::tokenizer::{SentenceTokenizer, TokenIds};
 
 /// A handler's result before it becomes a response.
@@ -22,6 +22,7 @@ pub(crate) type ApiResult = Result<Response, ApiError>;
 pub(crate) struct AppState {
     pub(crate) batcher: Batcher,
     pub(crate) tokenizer: SentenceTokenizer,
+    pub(crate) tokenize_hook: Option<TokenizeHook>,
     pub(crate) dim: usize,
     pub(crate) model_normalizes: bool,
     pub(crate) config: ServeConfig,
@@ -82,20 +83,22 @@ impl TooLong {
 /// Tokenizes, checks limits, runs the sentences through the batcher: [n, dim] vectors
 /// (model output, not yet renormalised) and the token count.
 pub(crate) async fn embed_texts(
-    state: &AppState,
+    state: &Arc<AppState>,
     texts: &[String],
     too_long: TooLong,
     limit: usize,
     name: InputName<'_>,
 ) -> Result<(Tensor, usize), ApiError> {
-    let tokens = tokenize_inputs(state, texts, too_long, limit, name)?;
+    let tokens = tokenize_inputs(state, texts, too_long, limit, name).await?;
     embed_tokens(state, tokens).await
 }
 
 /// The inputs' token ids, after the count, emptiness and length checks; an error names
-/// the text by `name`.
-pub(crate) fn tokenize_inputs(
-    state: &AppState,
+/// the text by `name`. Tokenising is CPU work (a text of megabytes is tokenised whole
+/// before it is cut) and runs on tokio's blocking threads, so the HTTP runtime's threads
+/// stay free to accept and answer other requests meanwhile.
+pub(crate) async fn tokenize_inputs(
+    state: &Arc<AppState>,
     texts: &[String],
     too_long: TooLong,
     limit: usize,
@@ -110,10 +113,17 @@ pub(crate) fn tokenize_inputs(
             texts.len()
         )));
     }
-    let encoded = state
-        .tokenizer
-        .encode_reporting_truncation(texts)
-        .map_err(|e| ApiError::validation(e.to_string()))?;
+    let shared = Arc::clone(state);
+    let owned = texts.to_vec();
+    let encoded = tokio::task::spawn_blocking(move || {
+        if let Some(hook) = &shared.tokenize_hook {
+            hook(&owned);
+        }
+        shared.tokenizer.encode_reporting_truncation(&owned)
+    })
+    .await
+    .map_err(|e| ApiError::backend(format!("tokenising the inputs failed: {e}")))?
+    .map_err(|e| ApiError::validation(e.to_string()))?;
     if too_long != TooLong::Cut
         && let Some(i) = encoded.iter().position(|(_, cut)| *cut)
     {

@@ -48,9 +48,9 @@ pub(crate) async fn mine_pairs(
         let limit = state.config.max_mine_sentences;
         let too_long = TooLong::from_request(req.truncate);
         let src_tokens =
-            tokenize_inputs(&state, &req.src, too_long, limit, &element_of("src", false))?;
+            tokenize_inputs(&state, &req.src, too_long, limit, &element_of("src", false)).await?;
         let tgt_tokens =
-            tokenize_inputs(&state, &req.tgt, too_long, limit, &element_of("tgt", false))?;
+            tokenize_inputs(&state, &req.tgt, too_long, limit, &element_of("tgt", false)).await?;
         let total: usize = src_tokens
             .iter()
             .chain(&tgt_tokens)
