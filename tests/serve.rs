@@ -356,7 +356,10 @@ fn requests_held_in_tokenisation_leave_the_server_answering() {
         }
     });
     let server = Server::start_seams(
-        ServeConfig::default(),
+        ServeConfig {
+            max_concurrent_tokenizations: 2,
+            ..ServeConfig::default()
+        },
         one_worker(),
         |e| Box::new(e),
         Some(hook),
@@ -384,6 +387,85 @@ fn requests_held_in_tokenisation_leave_the_server_answering() {
         let (status, body) = h.join().unwrap();
         assert_eq!(status, 200, "{body}");
     }
+}
+
+/// A tokenisation that panics answers its own request 500 with the panic's message, and
+/// gives its slot back: with one slot, the next request is tokenised and answered.
+#[test]
+fn a_panicking_tokenisation_answers_500_and_frees_its_slot() {
+    const BREAK: &str = "zerbrich";
+    let hook: TokenizeHook = Arc::new(|texts: &[String]| {
+        if texts.iter().any(|t| t == BREAK) {
+            panic!("planted tokenizer panic");
+        }
+    });
+    let server = Server::start_seams(
+        ServeConfig {
+            max_concurrent_tokenizations: 1,
+            ..ServeConfig::default()
+        },
+        one_worker(),
+        |e| Box::new(e),
+        Some(hook),
+    );
+    let (status, body) = server.json("POST", "/embed", r#"{"inputs": "zerbrich"}"#);
+    assert_eq!(status, 500, "{body}");
+    assert_eq!(
+        body["error"].as_str(),
+        Some("tokenising the inputs panicked: planted tokenizer panic"),
+        "{body}"
+    );
+    for _ in 0..2 {
+        let (status, body) = server.request("POST", "/embed", r#"{"inputs": "hallo welt"}"#);
+        assert_eq!(status, 200, "{body}");
+    }
+}
+
+/// /mine's time bound covers its tokenisation: a /mine whose tokenisation is held past
+/// the bound is answered 413 while it is still held. (Before, /mine tokenised before its
+/// bound started, and this test waited out its patience.)
+#[test]
+fn mine_held_in_tokenisation_past_its_bound_answers_413() {
+    const HOLD: &str = "warte";
+    let (entered_tx, entered_rx) = channel::<()>();
+    let (open_tx, open_rx) = channel::<()>();
+    let entered_tx = Mutex::new(entered_tx);
+    let open_rx = Mutex::new(open_rx);
+    let hook: TokenizeHook = Arc::new(move |texts: &[String]| {
+        if texts.iter().any(|t| t == HOLD) {
+            entered_tx.lock().unwrap().send(()).unwrap();
+            let _ = open_rx.lock().unwrap().recv_timeout(2 * PATIENCE);
+        }
+    });
+    let bound = Duration::from_millis(300);
+    let server = Server::start_seams(
+        ServeConfig {
+            max_mine_time: bound,
+            ..ServeConfig::default()
+        },
+        one_worker(),
+        |e| Box::new(e),
+        Some(hook),
+    );
+    let (tx, rx) = channel();
+    {
+        let client = server.client();
+        std::thread::spawn(move || {
+            let reply = client.post(
+                "/mine",
+                r#"{"src": ["warte", "the cat is small"], "tgt": ["the dog is red", "a green house"]}"#,
+            );
+            let _ = tx.send(reply);
+        });
+    }
+    entered_rx
+        .recv_timeout(PATIENCE)
+        .expect("the /mine request reached its tokenisation");
+    let reply = rx.recv_timeout(PATIENCE);
+    open_tx.send(()).unwrap();
+    let reply = reply.expect("/mine is answered at its bound while its tokenisation is held");
+    assert_eq!(reply.status, 413, "{}", reply.body);
+    assert_eq!(reply.json()["error_type"], "TimeLimit", "{}", reply.body);
 }
 
 #[test]

@@ -24,13 +24,17 @@ pub struct ServeArgs {
     /// Requests waiting for inference before new ones get 429.
     #[arg(long, default_value_t = 512)]
     max_queued_requests: usize,
+    /// Requests tokenised at once, off the HTTP threads; others wait for a slot
+    /// [default: the number of CPUs].
+    #[arg(long)]
+    max_concurrent_tokenizations: Option<usize>,
     /// Most sentences per side of one /mine request (422 above).
     #[arg(long, default_value_t = 10_000)]
     max_mine_sentences: usize,
     /// Most tokens over both sides of one /mine request (413 above).
     #[arg(long, default_value_t = 131_072)]
     max_mine_tokens: usize,
-    /// Seconds one /mine request may take, queueing, embedding and search together;
+    /// Seconds one /mine request may take, tokenising, queueing, embedding and search together;
     /// past it the request is answered 413 and its remaining work is dropped.
     #[arg(long, default_value_t = 60.0)]
     max_mine_seconds: f64,
@@ -78,6 +82,10 @@ pub fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
         ("--body-timeout-seconds", args.body_timeout_seconds as usize),
         ("--max-connections", args.max_connections),
         ("--max-mine-k", args.max_mine_k),
+        (
+            "--max-concurrent-tokenizations",
+            args.max_concurrent_tokenizations.unwrap_or(1),
+        ),
     ] {
         anyhow::ensure!(value > 0, "{flag} must be at least 1");
     }
@@ -87,6 +95,9 @@ pub fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
         max_client_batch_size: args.max_client_batch_size,
         max_batch_tokens: args.max_batch_tokens,
         max_queued_requests: args.max_queued_requests,
+        max_concurrent_tokenizations: args
+            .max_concurrent_tokenizations
+            .unwrap_or(lase::serve::ServeConfig::default().max_concurrent_tokenizations),
         max_mine_sentences: args.max_mine_sentences,
         max_mine_tokens: args.max_mine_tokens,
         max_mine_k: args.max_mine_k,

@@ -8,8 +8,9 @@
 //! path, 405 a path asked with a method it does not answer, 413 body too large, 415 not
 //! JSON, 422 invalid request (unknown field, too many inputs, input too long without
 //! `truncate`, a /mine `k` above `--max-mine-k`), 429 queue full (with `Retry-After`),
-//! 500 when the request's own forward pass panicked or returned NaN or infinity
-//! (caught; other requests and the worker carry on, see [`batcher`]), 503 shutting
+//! 500 when the request's own forward pass or tokenisation panicked or a pass returned
+//! NaN or infinity (caught; other requests and the worker carry on, see [`batcher`]),
+//! 503 shutting
 //! down; never a panic.
 
 pub mod api;
@@ -48,8 +49,8 @@ pub struct ServeConfig {
     /// Most tokens over both sides of one /mine request (413 above): embedding is
     /// nearly all of a /mine request's time, and it grows with its tokens.
     pub max_mine_tokens: usize,
-    /// Longest one /mine request may take from its arrival (queueing, embedding and the
-    /// search); past it the request gets 413 and its work still queued is dropped.
+    /// Longest one /mine request may take from its arrival (tokenising, queueing,
+    /// embedding and the search); past it the request gets 413 and its work still queued is dropped.
     pub max_mine_time: std::time::Duration,
     /// Largest `k` (neighbours per sentence for the margin) of one /mine request (422
     /// above): the search keeps k candidates per sentence and per search thread, so an
@@ -59,6 +60,10 @@ pub struct ServeConfig {
     pub max_batch_tokens: usize,
     /// Requests waiting for the inference thread before new ones get 429.
     pub max_queued_requests: usize,
+    /// Requests tokenised at once (on tokio's blocking threads); others wait for a slot.
+    /// A started tokenisation runs to its end even if its client has left, so this
+    /// bounds the work such clients leave behind.
+    pub max_concurrent_tokenizations: usize,
     /// After a shutdown signal, in-flight requests get this long to finish; then the
     /// server stops regardless (their connections close without an answer).
     pub shutdown_timeout: std::time::Duration,
@@ -78,6 +83,9 @@ impl Default for ServeConfig {
             max_mine_k: 64,
             max_batch_tokens: 16_384,
             max_queued_requests: 512,
+            max_concurrent_tokenizations: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
             shutdown_timeout: std::time::Duration::from_secs(30),
             connections: connections::ConnectionLimits::default(),
         }
@@ -105,8 +113,8 @@ pub async fn serve(
     .await
 }
 
-/// Called with a request's texts on the thread that tokenises them, just before it does:
-/// the seam the tests use to hold a tokenisation in progress.
+/// Called with a request's texts on the blocking thread that hands them to the tokenizer,
+/// just before it does: the seam the tests use to hold a tokenisation in progress.
 pub type TokenizeHook = Arc<dyn Fn(&[String]) + Send + Sync>;
 
 /// [`serve`] with every forward pass run by `wrap(encoder)` and every tokenisation
@@ -133,6 +141,15 @@ pub async fn serve_with(
         version: env!("CARGO_PKG_VERSION"),
     };
     let tokenizer = encoder.tokenizer().clone();
+    let probe = tokenizer
+        .encode_reporting_truncation(&["ok"])
+        .ok()
+        .and_then(|mut v| v.pop())
+        .map(|(ids, _)| ids)
+        .ok_or_else(|| std::io::Error::other("the tokenizer cannot tokenise /health's probe"))?;
+    let tokenize_slots = Arc::new(tokio::sync::Semaphore::new(
+        config.max_concurrent_tokenizations.max(1),
+    ));
     let dim = encoder.dim();
     let model_normalizes = encoder.normalizes();
     let (batcher, worker) = Batcher::start(
@@ -146,6 +163,8 @@ pub async fn serve_with(
         batcher,
         tokenizer,
         tokenize_hook,
+        tokenize_slots,
+        probe,
         dim,
         model_normalizes,
         config: config.clone(),

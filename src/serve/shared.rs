@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use tch::{Kind, Tensor};
 
 use super::api::Info;
-use super::batcher::Batcher;
+use super::batcher::{Batcher, panic_message};
 use super::error::ApiError;
 use super::metrics::Metrics;
 use super::{ServeConfig, TokenizeHook};
@@ -23,6 +23,11 @@ pub(crate) struct AppState {
     pub(crate) batcher: Batcher,
     pub(crate) tokenizer: SentenceTokenizer,
     pub(crate) tokenize_hook: Option<TokenizeHook>,
+    /// One permit per tokenisation allowed to run at once.
+    pub(crate) tokenize_slots: Arc<tokio::sync::Semaphore>,
+    /// The token ids of /health's probe text, tokenised once at start: the probe goes
+    /// through the queue and the model, not through the tokenisation slots.
+    pub(crate) probe: TokenIds,
     pub(crate) dim: usize,
     pub(crate) model_normalizes: bool,
     pub(crate) config: ServeConfig,
@@ -95,8 +100,10 @@ pub(crate) async fn embed_texts(
 
 /// The inputs' token ids, after the count, emptiness and length checks; an error names
 /// the text by `name`. Tokenising is CPU work (a text of megabytes is tokenised whole
-/// before it is cut) and runs on tokio's blocking threads, so the HTTP runtime's threads
-/// stay free to accept and answer other requests meanwhile.
+/// before it is cut): a blocking thread of tokio's hands it to the tokenizer (whose
+/// batch work runs on rayon's pool), so the HTTP runtime's threads stay free to accept
+/// and answer other requests meanwhile. At most `ServeConfig::max_concurrent_tokenizations`
+/// run at once; other requests wait for a slot.
 pub(crate) async fn tokenize_inputs(
     state: &Arc<AppState>,
     texts: &[String],
@@ -113,16 +120,31 @@ pub(crate) async fn tokenize_inputs(
             texts.len()
         )));
     }
+    // A slot first (waited for here, so a client that leaves while waiting costs
+    // nothing); a started tokenisation cannot be cancelled, so the slots are what bound
+    // the work that clients who already left can still cause.
+    let slot = Arc::clone(&state.tokenize_slots)
+        .acquire_owned()
+        .await
+        .map_err(|_| ApiError::backend("the server is shutting down"))?;
     let shared = Arc::clone(state);
     let owned = texts.to_vec();
     let encoded = tokio::task::spawn_blocking(move || {
+        let _slot = slot;
         if let Some(hook) = &shared.tokenize_hook {
             hook(&owned);
         }
         shared.tokenizer.encode_reporting_truncation(&owned)
     })
     .await
-    .map_err(|e| ApiError::backend(format!("tokenising the inputs failed: {e}")))?
+    .map_err(|e| {
+        let message = match e.try_into_panic() {
+            Ok(payload) => panic_message(payload.as_ref()),
+            Err(e) => e.to_string(),
+        };
+        tracing::error!("tokenising {} inputs panicked: {message}", texts.len());
+        ApiError::backend(format!("tokenising the inputs panicked: {message}"))
+    })?
     .map_err(|e| ApiError::validation(e.to_string()))?;
     if too_long != TooLong::Cut
         && let Some(i) = encoded.iter().position(|(_, cut)| *cut)

@@ -47,10 +47,18 @@ pub(crate) async fn mine_pairs(
         options.threshold = req.threshold;
         let limit = state.config.max_mine_sentences;
         let too_long = TooLong::from_request(req.truncate);
-        let src_tokens =
-            tokenize_inputs(&state, &req.src, too_long, limit, &element_of("src", false)).await?;
-        let tgt_tokens =
-            tokenize_inputs(&state, &req.tgt, too_long, limit, &element_of("tgt", false)).await?;
+        // Tokenising counts against the time bound too (a started tokenisation finishes on
+        // its blocking thread, but the answer does not wait for it past the deadline).
+        let sides = async {
+            let src = tokenize_inputs(&state, &req.src, too_long, limit, &element_of("src", false))
+                .await?;
+            let tgt = tokenize_inputs(&state, &req.tgt, too_long, limit, &element_of("tgt", false))
+                .await?;
+            Ok::<_, ApiError>((src, tgt))
+        };
+        let (src_tokens, tgt_tokens) = tokio::time::timeout_at(deadline.at.into(), sides)
+            .await
+            .map_err(|_| ApiError::time_limit(deadline.bound))??;
         let total: usize = src_tokens
             .iter()
             .chain(&tgt_tokens)

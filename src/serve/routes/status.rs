@@ -1,4 +1,4 @@
-//! `GET /health` (a one-token probe through the real path), `GET /info`, `GET /metrics`
+//! `GET /health` (a one-token probe through the queue and the model), `GET /info`, `GET /metrics`
 //! (Prometheus text) and the JSON 404 of every other path.
 
 use std::sync::Arc;
@@ -10,16 +10,14 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::serve::error::ApiError;
-use crate::serve::shared::{AppState, TooLong, embed_texts, finish};
+use crate::serve::shared::{AppState, embed_tokens, finish};
 
 pub(crate) async fn health(State(state): State<Arc<AppState>>) -> Response {
     let started = Instant::now();
     let result = async {
-        // A one-token probe through the real path: tokenizer, queue, model.
-        let _probe = embed_texts(&state, &["ok".to_string()], TooLong::Cut, 1, &|_| {
-            "probe".into()
-        })
-        .await?;
+        // A probe through the queue and the model, its tokens made at start: /health
+        // answers while every tokenisation slot is busy with other requests.
+        let _probe = embed_tokens(&state, vec![state.probe.clone()]).await?;
         Ok(Json(serde_json::json!({"status": "ok"})).into_response())
     }
     .await;
