@@ -68,21 +68,22 @@ struct Faults {
     open: Mutex<Receiver<()>>,
 }
 
-/// The test's side of [`Faults`]: sees passes reach the gate, and opens it.
+/// The test's side of [`Faults`] or [`tokenize_gate`]: sees passes or tokenisations
+/// reach the gate, and opens it.
 struct Gate {
     entered: Receiver<()>,
     open: Sender<()>,
 }
 
 impl Gate {
-    /// Waits until a pass is held at the gate.
+    /// Waits until a pass (or tokenisation) is held at the gate.
     fn wait_entered(&self) {
         self.entered
             .recv_timeout(PATIENCE)
             .expect("a pass reaches the gate");
     }
 
-    /// Lets one held pass go on.
+    /// Lets one held pass (or tokenisation) go on.
     fn open(&self) {
         self.open.send(()).unwrap();
     }
@@ -336,25 +337,31 @@ fn norm(v: &serde_json::Value) -> f64 {
         .sqrt()
 }
 
+/// A tokenisation hook that holds each request with a text equal to `hold` at a gate (the
+/// tokenisation's counterpart of [`Faults`]'s gate word), and the test's side of it. A held
+/// tokenisation waits at most twice the patience, longer than a client's read timeout, so
+/// an answer that cannot come fails the test before the gate would open by itself.
+fn tokenize_gate(hold: &'static str) -> (TokenizeHook, Gate) {
+    let (entered_tx, entered) = channel();
+    let (open, open_rx) = channel();
+    let entered_tx = Mutex::new(entered_tx);
+    let open_rx = Mutex::new(open_rx);
+    let hook: TokenizeHook = Arc::new(move |texts: &[String]| {
+        if texts.iter().any(|t| t == hold) {
+            entered_tx.lock().unwrap().send(()).unwrap();
+            let _ = open_rx.lock().unwrap().recv_timeout(2 * PATIENCE);
+        }
+    });
+    (hook, Gate { entered, open })
+}
+
 /// Tokenising runs off the HTTP runtime's threads: with as many requests held inside their
 /// tokenisation as the runtime has threads (two), /health is still answered, and the held
 /// requests finish once let go. When the handlers tokenised on the runtime's own threads,
 /// /health got no answer here until the test's patience ran out.
 #[test]
 fn requests_held_in_tokenisation_leave_the_server_answering() {
-    const HOLD: &str = "warte";
-    let (entered_tx, entered_rx) = channel::<()>();
-    let (open_tx, open_rx) = channel::<()>();
-    let entered_tx = Mutex::new(entered_tx);
-    let open_rx = Mutex::new(open_rx);
-    let hook: TokenizeHook = Arc::new(move |texts: &[String]| {
-        if texts.iter().any(|t| t == HOLD) {
-            entered_tx.lock().unwrap().send(()).unwrap();
-            // Longer than the client's read timeout, so a /health that cannot be answered
-            // fails the test before the gate would open by itself.
-            let _ = open_rx.lock().unwrap().recv_timeout(2 * PATIENCE);
-        }
-    });
+    let (hook, gate) = tokenize_gate("warte");
     let server = Server::start_seams(
         ServeConfig {
             max_concurrent_tokenizations: 2,
@@ -371,15 +378,13 @@ fn requests_held_in_tokenisation_leave_the_server_answering() {
         })
         .collect();
     for _ in 0..2 {
-        entered_rx
-            .recv_timeout(PATIENCE)
-            .expect("a held request reached its tokenisation");
+        gate.wait_entered();
     }
     let health = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         server.request("GET", "/health", "")
     }));
     for _ in 0..2 {
-        open_tx.send(()).unwrap();
+        gate.open();
     }
     let (status, body) = health.expect("/health answered while two tokenisations were held");
     assert_eq!(status, 200, "{body}");
@@ -426,17 +431,7 @@ fn a_panicking_tokenisation_answers_500_and_frees_its_slot() {
 /// bound started, and this test waited out its patience.)
 #[test]
 fn mine_held_in_tokenisation_past_its_bound_answers_413() {
-    const HOLD: &str = "warte";
-    let (entered_tx, entered_rx) = channel::<()>();
-    let (open_tx, open_rx) = channel::<()>();
-    let entered_tx = Mutex::new(entered_tx);
-    let open_rx = Mutex::new(open_rx);
-    let hook: TokenizeHook = Arc::new(move |texts: &[String]| {
-        if texts.iter().any(|t| t == HOLD) {
-            entered_tx.lock().unwrap().send(()).unwrap();
-            let _ = open_rx.lock().unwrap().recv_timeout(2 * PATIENCE);
-        }
-    });
+    let (hook, gate) = tokenize_gate("warte");
     let bound = Duration::from_millis(300);
     let server = Server::start_seams(
         ServeConfig {
@@ -458,11 +453,9 @@ fn mine_held_in_tokenisation_past_its_bound_answers_413() {
             let _ = tx.send(reply);
         });
     }
-    entered_rx
-        .recv_timeout(PATIENCE)
-        .expect("the /mine request reached its tokenisation");
+    gate.wait_entered();
     let reply = rx.recv_timeout(PATIENCE);
-    open_tx.send(()).unwrap();
+    gate.open();
     let reply = reply.expect("/mine is answered at its bound while its tokenisation is held");
     assert_eq!(reply.status, 413, "{}", reply.body);
     assert_eq!(reply.json()["error_type"], "TimeLimit", "{}", reply.body);

@@ -10,8 +10,7 @@
 //! `truncate`, a /mine `k` above `--max-mine-k`), 429 queue full (with `Retry-After`),
 //! 500 when the request's own forward pass or tokenisation panicked or a pass returned
 //! NaN or infinity (caught; other requests and the worker carry on, see [`batcher`]),
-//! 503 shutting
-//! down; never a panic.
+//! 503 shutting down; never a panic.
 
 pub mod api;
 pub mod batcher;
@@ -50,7 +49,8 @@ pub struct ServeConfig {
     /// nearly all of a /mine request's time, and it grows with its tokens.
     pub max_mine_tokens: usize,
     /// Longest one /mine request may take from its arrival (tokenising, queueing,
-    /// embedding and the search); past it the request gets 413 and its work still queued is dropped.
+    /// embedding and the search); past it the request gets 413 and its work still
+    /// queued is dropped.
     pub max_mine_time: std::time::Duration,
     /// Largest `k` (neighbours per sentence for the margin) of one /mine request (422
     /// above): the search keeps k candidates per sentence and per search thread, so an
