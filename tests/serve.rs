@@ -955,6 +955,7 @@ fn slow_clients_are_cut_off_at_their_timeouts() {
     let limits = ConnectionLimits {
         header_read_timeout: Duration::from_millis(500),
         body_read_timeout: Duration::from_millis(500),
+        write_stall_timeout: Duration::from_millis(500),
         max_connections: 1,
     };
     let server = Server::start(ServeConfig {
@@ -1015,6 +1016,60 @@ fn slow_clients_are_cut_off_at_their_timeouts() {
     eprintln!(
         "slow headers closed after {held:?}; the valid request behind them answered {waited:?} after the slow client connected; \
          stalled body answered 408 after {took:?}"
+    );
+}
+
+/// A client that sends requests and never reads the answers fills the socket's buffers;
+/// the server's write then blocks, and at the write-stall timeout the connection is closed
+/// and its slot (one connection allowed here) goes to the next client.
+#[test]
+fn a_client_that_never_reads_is_cut_off_at_the_write_timeout() {
+    use lase::serve::connections::ConnectionLimits;
+    let limits = ConnectionLimits {
+        header_read_timeout: PATIENCE,
+        body_read_timeout: PATIENCE,
+        write_stall_timeout: Duration::from_millis(500),
+        max_connections: 1,
+    };
+    let server = Server::start(ServeConfig {
+        connections: limits,
+        ..Default::default()
+    });
+    // Pipelined GET /info requests, written until the connection is closed; none of the
+    // answers is read.
+    let mut deaf = TcpStream::connect(server.addr).unwrap();
+    let (closed_tx, closed_rx) = channel();
+    std::thread::spawn(move || {
+        let request = b"GET /info HTTP/1.1\r\nHost: localhost\r\n\r\n".repeat(64);
+        let mut sent = 0usize;
+        while deaf.write_all(&request).is_ok() {
+            sent += request.len();
+        }
+        let _ = closed_tx.send(sent);
+    });
+    // The next client can only be served once the deaf one's connection is closed.
+    let started = std::time::Instant::now();
+    let (tx, rx) = channel();
+    {
+        let client = server.client();
+        std::thread::spawn(move || {
+            let _ = tx.send(client.post("/embed", &embed_body(&["the cat"])));
+        });
+    }
+    let sent = closed_rx
+        .recv_timeout(PATIENCE)
+        .expect("the server closes the connection of a client that never reads");
+    let reply = rx
+        .recv_timeout(PATIENCE)
+        .expect("the next client is answered once the deaf one is gone");
+    assert_rows(&reply, &["the cat"]);
+    let waited = started.elapsed();
+    assert!(
+        waited >= limits.write_stall_timeout,
+        "answered after {waited:?}, before the deaf client's write could have timed out"
+    );
+    eprintln!(
+        "the deaf client sent {sent} bytes before its connection was closed; the next client was answered after {waited:?}"
     );
 }
 

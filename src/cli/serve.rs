@@ -56,6 +56,10 @@ pub struct ServeArgs {
     /// Seconds a client has to send a request's body after its headers (then 408).
     #[arg(long, default_value_t = 30)]
     body_timeout_seconds: u64,
+    /// Seconds an answer's write may stay blocked (a client that does not read what it
+    /// asked for) before its connection is closed.
+    #[arg(long, default_value_t = 30)]
+    write_timeout_seconds: u64,
     /// Connections open at once; more wait in the accept backlog.
     #[arg(long, default_value_t = 1024)]
     max_connections: usize,
@@ -80,6 +84,10 @@ pub fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
             args.header_timeout_seconds as usize,
         ),
         ("--body-timeout-seconds", args.body_timeout_seconds as usize),
+        (
+            "--write-timeout-seconds",
+            args.write_timeout_seconds as usize,
+        ),
         ("--max-connections", args.max_connections),
         ("--max-mine-k", args.max_mine_k),
         (
@@ -114,6 +122,7 @@ pub fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
         connections: lase::serve::connections::ConnectionLimits {
             header_read_timeout: std::time::Duration::from_secs(args.header_timeout_seconds),
             body_read_timeout: std::time::Duration::from_secs(args.body_timeout_seconds),
+            write_stall_timeout: std::time::Duration::from_secs(args.write_timeout_seconds),
             max_connections: args.max_connections,
         },
     };
