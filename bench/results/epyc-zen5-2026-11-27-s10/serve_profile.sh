@@ -3,7 +3,7 @@
 # against `lase embed` on the same sentences: which share of the samples falls in the
 # forward pass (libtorch, oneDNN/fbgemm kernels, lase's own int8 code) and which in HTTP,
 # JSON, tokenising, tokio, the kernel and wrk. Usage: serve_profile.sh OUT_DIR
-set -euo pipefail
+set -eu
 cd "$(dirname "$0")/../../.."
 out=$1; mkdir -p "$out"
 LASE=./target/release/lase
@@ -26,13 +26,14 @@ for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && b
 wrk -t 2 -c 64 -d 20s --timeout 30s -s "$W/post.lua" "http://127.0.0.1:$PORT" > "$out/wrk.txt" &
 WRK=$!
 sleep 3
-perf record -F 999 -g -a -o "$W/serve.data" -- sleep 15 2> "$out/perf-record-serve.txt"
+perf record -F 999 -a -o "$W/serve.data" -- sleep 15 2> "$out/perf-record-serve.txt"
 wait $WRK
-perf report -i "$W/serve.data" --no-children --sort comm,dso --stdio 2>/dev/null | grep -v "^#" | grep -v "^$" | head -40 > "$out/serve_by_comm_dso.txt"
+perf report -i "$W/serve.data" --no-children --sort comm,dso --stdio -g none 2>/dev/null | grep -v "^#" | grep -v "^$" | head -40 > "$out/serve_by_comm_dso.txt"
 perf report -i "$W/serve.data" --no-children --sort sym --stdio -g none 2>/dev/null | grep -v "^#" | grep -v "^$" | head -60 > "$out/serve_by_symbol.txt"
+perf report -i "$W/serve.data" --no-children --comm tokio-rt-worker --sort sym --stdio -g none 2>/dev/null | grep -v "^#" | grep -v "^$" | head -50 > "$out/serve_tokio_by_symbol.txt"
 kill $SERVER; wait $SERVER 2>/dev/null || true
 # lase embed on the same sentences, repeated to ~20 s of work
 for _ in $(seq 20); do cat "$W/s.txt"; done > "$W/s20.txt"
-perf record -F 999 -g -o "$W/embed.data" -- $LASE embed --precision auto --model $MODEL --input "$W/s20.txt" --output "$W/e.npy" --quiet > "$out/embed.txt" 2> "$out/perf-record-embed.txt"
-perf report -i "$W/embed.data" --no-children --sort comm,dso --stdio 2>/dev/null | grep -v "^#" | grep -v "^$" | head -30 > "$out/embed_by_comm_dso.txt"
+perf record -F 999 -o "$W/embed.data" -- $LASE embed --precision auto --model $MODEL --input "$W/s20.txt" --output "$W/e.npy" --quiet > "$out/embed.txt" 2> "$out/perf-record-embed.txt"
+perf report -i "$W/embed.data" --no-children --sort comm,dso --stdio -g none 2>/dev/null | grep -v "^#" | grep -v "^$" | head -30 > "$out/embed_by_comm_dso.txt"
 perf report -i "$W/embed.data" --no-children --sort sym --stdio -g none 2>/dev/null | grep -v "^#" | grep -v "^$" | head -60 > "$out/embed_by_symbol.txt"
