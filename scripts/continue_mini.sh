@@ -6,6 +6,9 @@
 # Every step resumes or is skipped when its output is there: run the same command again
 # after a kill. Extra arguments go to `lase distill` (--threads 2, --stop-after N, --set ...).
 # Usage: scripts/continue_mini.sh [lase distill options...]
+# It starts from models/lase-mini as it is in the checkout: the recorded run (docs/results.md,
+# "lase-mini continued on 2 CPU cores") started from commit 6582833's models/lase-mini, which
+# commit b7980d1 replaced by the run's result; to repeat it, check out 6582833 first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LASE=${LASE:-./target/release/lase}
@@ -20,6 +23,7 @@ if [ ! -f "$teacher/modules.json" ]; then
   mkdir -p "$teacher.partial/2_Dense" "$teacher.partial/3_Normalize"
   cp models/lase-mini/2_Dense/config.json models/lase-mini/2_Dense/model.safetensors "$teacher.partial/2_Dense/"
   cp models/lase-mini/modules.json "$teacher.partial/modules.json"
-  mv "$teacher.partial" "$teacher"
+  rm -rf "$teacher"
+  mv -T "$teacher.partial" "$teacher"
 fi
 exec $LASE distill --config configs/lase-mini-continue.toml --out "$dir/distill" "$@"

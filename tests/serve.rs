@@ -1065,8 +1065,9 @@ fn a_client_that_never_reads_is_cut_off_at_the_write_timeout() {
     assert_rows(&reply, &["the cat"]);
     let waited = started.elapsed();
     assert!(
-        waited >= limits.write_stall_timeout,
-        "answered after {waited:?}, before the deaf client's write could have timed out"
+        waited >= limits.write_stall_timeout && waited < Duration::from_secs(10),
+        "answered after {waited:?}: not at the deaf client's write-stall timeout ({:?})",
+        limits.write_stall_timeout
     );
     eprintln!(
         "the deaf client sent {sent} bytes before its connection was closed; the next client was answered after {waited:?}"

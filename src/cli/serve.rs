@@ -76,8 +76,28 @@ pub struct ServeArgs {
 /// offline throughput at 512, 0.89-0.97x at 256, at 64 clients on 2 cores).
 const SERVE_CPU_FORWARD_TOKENS: usize = 256;
 
+/// The longest timeout a serve flag accepts, in seconds (one year): hyper adds the header
+/// timeout to `Instant::now()`, which panics on overflow, so absurd values are refused
+/// before any connection exists.
+const MAX_TIMEOUT_SECONDS: u64 = 365 * 24 * 3600;
+
 pub fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
-    let encoder = load_encoder(&args.model, device, args.precision.precision)?;
+    for (flag, seconds) in [
+        ("--header-timeout-seconds", args.header_timeout_seconds),
+        ("--body-timeout-seconds", args.body_timeout_seconds),
+        ("--write-timeout-seconds", args.write_timeout_seconds),
+        ("--shutdown-timeout-seconds", args.shutdown_timeout_seconds),
+    ] {
+        anyhow::ensure!(
+            seconds <= MAX_TIMEOUT_SECONDS,
+            "{flag} {seconds}: at most {MAX_TIMEOUT_SECONDS} (one year)"
+        );
+    }
+    anyhow::ensure!(
+        args.max_mine_seconds <= MAX_TIMEOUT_SECONDS as f64,
+        "--max-mine-seconds {}: at most {MAX_TIMEOUT_SECONDS} (one year)",
+        args.max_mine_seconds
+    );
     for (flag, value) in [
         (
             "--header-timeout-seconds",
@@ -97,6 +117,7 @@ pub fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
     ] {
         anyhow::ensure!(value > 0, "{flag} must be at least 1");
     }
+    let encoder = load_encoder(&args.model, device, args.precision.precision)?;
     let config = lase::serve::ServeConfig {
         model_id: args.model.display().to_string(),
         max_body_bytes: args.max_body_bytes,
