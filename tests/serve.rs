@@ -226,6 +226,11 @@ impl Server {
         Self::start_seams(config, options, wrap, None)
     }
 
+    /// A server with one worker, each tokenisation preceded by `hook`.
+    fn start_hooked(config: ServeConfig, hook: TokenizeHook) -> Self {
+        Self::start_seams(config, one_worker(), |e| Box::new(e), Some(hook))
+    }
+
     /// A server on a runtime of two threads, its passes run by `wrap(encoder)` and each
     /// tokenisation preceded by `hook`.
     fn start_seams(
@@ -362,14 +367,12 @@ fn tokenize_gate(hold: &'static str) -> (TokenizeHook, Gate) {
 #[test]
 fn requests_held_in_tokenisation_leave_the_server_answering() {
     let (hook, gate) = tokenize_gate("warte");
-    let server = Server::start_seams(
+    let server = Server::start_hooked(
         ServeConfig {
             max_concurrent_tokenizations: 2,
             ..ServeConfig::default()
         },
-        one_worker(),
-        |e| Box::new(e),
-        Some(hook),
+        hook,
     );
     let held: Vec<_> = (0..2)
         .map(|_| {
@@ -404,14 +407,12 @@ fn a_panicking_tokenisation_answers_500_and_frees_its_slot() {
             panic!("planted tokenizer panic");
         }
     });
-    let server = Server::start_seams(
+    let server = Server::start_hooked(
         ServeConfig {
             max_concurrent_tokenizations: 1,
             ..ServeConfig::default()
         },
-        one_worker(),
-        |e| Box::new(e),
-        Some(hook),
+        hook,
     );
     let (status, body) = server.json("POST", "/embed", r#"{"inputs": "zerbrich"}"#);
     assert_eq!(status, 500, "{body}");
@@ -433,14 +434,12 @@ fn a_panicking_tokenisation_answers_500_and_frees_its_slot() {
 fn mine_held_in_tokenisation_past_its_bound_answers_413() {
     let (hook, gate) = tokenize_gate("warte");
     let bound = Duration::from_millis(300);
-    let server = Server::start_seams(
+    let server = Server::start_hooked(
         ServeConfig {
             max_mine_time: bound,
             ..ServeConfig::default()
         },
-        one_worker(),
-        |e| Box::new(e),
-        Some(hook),
+        hook,
     );
     let (tx, rx) = channel();
     {

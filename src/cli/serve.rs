@@ -82,12 +82,18 @@ const SERVE_CPU_FORWARD_TOKENS: usize = 256;
 const MAX_TIMEOUT_SECONDS: u64 = 365 * 24 * 3600;
 
 pub fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
-    for (flag, seconds) in [
-        ("--header-timeout-seconds", args.header_timeout_seconds),
-        ("--body-timeout-seconds", args.body_timeout_seconds),
-        ("--write-timeout-seconds", args.write_timeout_seconds),
-        ("--shutdown-timeout-seconds", args.shutdown_timeout_seconds),
+    // (flag, seconds, the least it may be): a shutdown timeout of 0 stops at once.
+    for (flag, seconds, least) in [
+        ("--header-timeout-seconds", args.header_timeout_seconds, 1),
+        ("--body-timeout-seconds", args.body_timeout_seconds, 1),
+        ("--write-timeout-seconds", args.write_timeout_seconds, 1),
+        (
+            "--shutdown-timeout-seconds",
+            args.shutdown_timeout_seconds,
+            0,
+        ),
     ] {
+        anyhow::ensure!(seconds >= least, "{flag} must be at least {least}");
         anyhow::ensure!(
             seconds <= MAX_TIMEOUT_SECONDS,
             "{flag} {seconds}: at most {MAX_TIMEOUT_SECONDS} (one year)"
@@ -99,15 +105,6 @@ pub fn serve(args: ServeArgs, device: tch::Device) -> Result<()> {
         args.max_mine_seconds
     );
     for (flag, value) in [
-        (
-            "--header-timeout-seconds",
-            args.header_timeout_seconds as usize,
-        ),
-        ("--body-timeout-seconds", args.body_timeout_seconds as usize),
-        (
-            "--write-timeout-seconds",
-            args.write_timeout_seconds as usize,
-        ),
         ("--max-connections", args.max_connections),
         ("--max-mine-k", args.max_mine_k),
         (
