@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# serve_load A/B on one machine, alternating: BEFORE binary (glibc malloc) and AFTER binary
+# (mimalloc as Rust's global allocator), nothing else running (the training on this machine
+# is stopped with SIGSTOP around it by the caller).
+# Usage: bench/results/epyc-zen5-2026-11-27-s11/serve_ab.sh BEFORE AFTER ROUNDS SECONDS
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+before=$1 after=$2 rounds=${3:-4} seconds=${4:-10}
+out=bench/results/epyc-zen5-2026-11-27-s11
+for i in $(seq "$rounds"); do
+  LASE=$before LASE_PRECISION=auto bench/serve_load.sh models/all-MiniLM-L6-v2 "$seconds" > "$out/serve_before_$i.txt" 2>&1
+  LASE=$after LASE_PRECISION=auto bench/serve_load.sh models/all-MiniLM-L6-v2 "$seconds" > "$out/serve_after_$i.txt" 2>&1
+done
+for f in "$out"/serve_before_*.txt "$out"/serve_after_*.txt; do
+  echo "$f: $(grep -E '^\| 64 ' "$f")"
+done
