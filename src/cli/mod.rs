@@ -5,6 +5,7 @@ pub mod check_leakage;
 pub mod dev_score;
 pub mod embed;
 pub mod eval;
+pub mod info;
 pub mod mine;
 pub mod model_load;
 pub mod model_tools;
@@ -83,6 +84,9 @@ pub enum Command {
     /// Serve a model over HTTP: /embed (TEI), /v1/embeddings (OpenAI), /similarity,
     /// /mine, /health, /info, /metrics.
     Serve(serve::ServeArgs),
+    /// What this machine offers lase (CPU and flags, threads, GPUs) and which kernels and
+    /// precision it picks; with --model, the model's shape and its `auto` precision.
+    Info(info::InfoArgs),
 }
 
 impl Command {
@@ -119,5 +123,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::ReduceDim(args) => model_tools::reduce_dim(args, device),
         Command::Shrink(args) => model_tools::shrink(args),
         Command::Interpolate(args) => model_tools::interpolate(args),
+        Command::Info(args) => info::info(args, device),
     }
 }
