@@ -383,3 +383,22 @@ fn a_max_length_without_room_for_text_is_refused() {
         "{e}"
     );
 }
+
+/// Loading builds the weights it then overwrites as zeros, without drawing them: libtorch's
+/// generator is left where it was, so a seeded run draws the same numbers whether or not a
+/// model was loaded in between (and the load skips a draw per weight).
+#[test]
+fn loading_a_model_does_not_draw_from_libtorchs_generator() {
+    let model = tiny_encoder(tiny_config(), dense_head(16, 12, PoolingMode::Mean), 5);
+    let dir = tempfile::tempdir().unwrap();
+    model.save(dir.path()).unwrap();
+    let _rng = torch_rng();
+    tch::manual_seed(42);
+    let expected = tch::Tensor::randn([8], (tch::Kind::Float, Device::Cpu));
+    tch::manual_seed(42);
+    let reloaded = SentenceEncoder::load(dir.path(), Device::Cpu).unwrap();
+    let drawn = tch::Tensor::randn([8], (tch::Kind::Float, Device::Cpu));
+    assert!(expected.equal(&drawn), "loading drew from the generator");
+    let before = model.encode(SENTENCES, 3).unwrap();
+    assert!(before.equal(&reloaded.encode(SENTENCES, 3).unwrap()));
+}

@@ -90,6 +90,14 @@ fn dense_var_prefix(i: usize) -> String {
     format!("dense_{i}")
 }
 
+/// Whether [`SentenceEncoder::build`] draws the initial weights or leaves zeros that the
+/// caller overwrites (every variable: `assign` refuses a file that misses one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum InitialWeights {
+    Drawn,
+    Overwritten,
+}
+
 impl SentenceEncoder {
     /// A randomly initialised encoder (BERT initialisation) for training from scratch.
     pub fn new(
@@ -110,9 +118,11 @@ impl SentenceEncoder {
             false,
             head,
             device,
+            InitialWeights::Drawn,
         )
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn build(
         mut config: EncoderConfig,
         tokenizer: SentenceTokenizer,
@@ -121,6 +131,7 @@ impl SentenceEncoder {
         do_lower_case: bool,
         head: HeadSpec,
         device: Device,
+        weights: InitialWeights,
     ) -> Result<Self> {
         config.validate()?;
         // HF loaders pick the model class from `architectures`; name one if the config does not.
@@ -162,7 +173,16 @@ impl SentenceEncoder {
             width = d.out_features;
         }
         let vs = nn::VarStore::new(device);
-        let transformer = BertModel::new(vs.root(), &config);
+        // Weights about to be overwritten are built as zeros: drawing them took about a
+        // tenth of a `lase embed` start (docs/benchmarks.md, "Model load without a draw").
+        let init_config = match weights {
+            InitialWeights::Drawn => config.clone(),
+            InitialWeights::Overwritten => EncoderConfig {
+                initializer_range: 0.0,
+                ..config.clone()
+            },
+        };
+        let transformer = BertModel::new(vs.root(), &init_config);
         let dense = head
             .dense
             .iter()
@@ -171,7 +191,7 @@ impl SentenceEncoder {
                 Dense::new(
                     vs.root() / dense_var_prefix(i),
                     d.clone(),
-                    config.initializer_range,
+                    init_config.initializer_range,
                 )
             })
             .collect::<Result<Vec<_>>>()?;
@@ -250,6 +270,7 @@ impl SentenceEncoder {
             do_lower_case,
             head,
             device,
+            InitialWeights::Overwritten,
         )
         .map_err(|e| match e {
             LaseError::Model(message) => LaseError::bad_file(dir, message),
@@ -337,6 +358,7 @@ impl SentenceEncoder {
             self.do_lower_case,
             head,
             self.device(),
+            InitialWeights::Overwritten,
         )?;
         let mut targets = out.vs.variables();
         tch::no_grad(|| {
