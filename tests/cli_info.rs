@@ -40,6 +40,20 @@ fn bytes_below(dir: &Path) -> u64 {
         .sum()
 }
 
+/// Copies the folder tree of `from` into `to` with a link in place of each file.
+fn link_files(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir(&target).unwrap();
+            link_files(&entry.path(), &target);
+        } else {
+            std::os::unix::fs::symlink(entry.path(), target).unwrap();
+        }
+    }
+}
+
 #[test]
 fn the_machine_report_matches_proc_cpuinfo() {
     let info = json_of(&lase_info(&["--json"]));
@@ -99,6 +113,17 @@ fn a_model_report_gives_its_shape_size_and_auto_precision() {
         .values()
         .map(|t| t.numel() as i64)
         .sum();
+
+    // A Hugging Face cache snapshot is folders of links, each file linked to a blob: the
+    // linked sizes count.
+    let snapshot = tempfile::tempdir().unwrap();
+    link_files(dir.path(), snapshot.path());
+    let linked = json_of(&lase_info(&[
+        "--json",
+        "--model",
+        snapshot.path().to_str().unwrap(),
+    ]));
+    assert_eq!(linked["model"]["bytes_on_disk"], bytes_below(dir.path()));
 
     let info = json_of(&lase_info(&[
         "--json",

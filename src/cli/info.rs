@@ -161,16 +161,22 @@ fn model_info(dir: &Path, device: tch::Device) -> Result<ModelInfo> {
     })
 }
 
-/// Bytes of the files in `dir` and its sub-folders (links not followed).
+/// Bytes of the files in `dir` and its sub-folders. A link to a file counts the file it
+/// points to (a Hugging Face cache snapshot is made of such links); links to folders are
+/// not entered.
 fn folder_bytes(dir: &Path) -> Result<u64> {
     let mut total = 0;
     for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
         let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            total += folder_bytes(&entry.path())?;
-        } else if kind.is_file() {
-            total += entry.metadata()?.len();
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            total += folder_bytes(&path)?;
+        } else {
+            let target =
+                std::fs::metadata(&path).with_context(|| format!("reading {}", path.display()))?;
+            if target.is_file() {
+                total += target.len();
+            }
         }
     }
     Ok(total)
