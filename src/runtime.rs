@@ -129,14 +129,31 @@ pub fn cudnn_attention_enabled() -> bool {
 
 /// The CPU's feature flags as /proc/cpuinfo lists them (empty where it cannot be read).
 pub fn cpu_flags() -> Vec<String> {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("flags"))
-                .map(|l| l.split_whitespace().skip(2).map(String::from).collect())
-        })
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    cpuinfo_field(&info, "flags")
+        .map(|v| v.split_whitespace().map(String::from).collect())
         .unwrap_or_default()
+}
+
+/// The CPU's name as /proc/cpuinfo gives it, with its family and model numbers.
+pub fn cpu_model() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name| cpuinfo_field(&info, name);
+    match (field("model name"), field("cpu family"), field("model")) {
+        (Some(name), Some(family), Some(model)) => {
+            format!("{name} (family {family}, model {model})")
+        }
+        (Some(name), _, _) => name.to_string(),
+        _ => "unknown (no /proc/cpuinfo)".into(),
+    }
+}
+
+/// The value of the first `name : value` line of /proc/cpuinfo's text (the first CPU's).
+fn cpuinfo_field<'a>(info: &'a str, name: &str) -> Option<&'a str> {
+    info.lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(key, _)| key.trim() == name)
+        .map(|(_, value)| value.trim())
 }
 
 /// Whether the CPU has native bfloat16 matrix instructions (AVX512-BF16 or AMX), without
@@ -191,6 +208,17 @@ pub fn flush_denormals() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpuinfo_fields_are_read_by_their_whole_name_from_the_first_cpu() {
+        let info = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\n\
+                    model name\t: AMD EPYC 9R45\nflags\t\t: fpu avx2 avx512f\n\n\
+                    processor\t: 1\nmodel\t\t: 3\nflags\t\t: fpu\n";
+        assert_eq!(cpuinfo_field(info, "model"), Some("2"));
+        assert_eq!(cpuinfo_field(info, "model name"), Some("AMD EPYC 9R45"));
+        assert_eq!(cpuinfo_field(info, "flags"), Some("fpu avx2 avx512f"));
+        assert_eq!(cpuinfo_field(info, "microcode"), None);
+    }
 
     #[test]
     fn the_cudnn_attention_switch_reaches_libtorch() {

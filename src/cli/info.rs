@@ -81,7 +81,7 @@ pub fn info(args: InfoArgs, device: tch::Device) -> Result<()> {
     let (candidate, reason) = hardware_candidate(device);
     let mut report = MachineInfo {
         lase_version: env!("CARGO_PKG_VERSION"),
-        cpu_model: cpu_model(),
+        cpu_model: lase::runtime::cpu_model(),
         logical_cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         libtorch_threads: tch::get_num_threads(),
         cpu_flags: FLAGS_THAT_MATTER
@@ -180,24 +180,6 @@ fn folder_bytes(dir: &Path) -> Result<u64> {
         }
     }
     Ok(total)
-}
-
-/// The CPU's name as /proc/cpuinfo gives it, with its family and model numbers.
-fn cpu_model() -> String {
-    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let field = |name: &str| {
-        info.lines()
-            .find(|l| l.split(':').next().map(str::trim) == Some(name))
-            .and_then(|l| l.split_once(':'))
-            .map(|(_, v)| v.trim().to_string())
-    };
-    match (field("model name"), field("cpu family"), field("model")) {
-        (Some(name), Some(family), Some(model)) => {
-            format!("{name} (family {family}, model {model})")
-        }
-        (Some(name), _, _) => name,
-        _ => "unknown (no /proc/cpuinfo)".into(),
-    }
 }
 
 fn render_text(r: &MachineInfo) -> String {
