@@ -19,6 +19,24 @@ PYTHON=${PYTHON:-python3}
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
+# A clean clone grows to about DISK_NEED_MB once libtorch, the teacher, the release build and
+# the test binaries are in place (measured on a fresh clone: docs/reliability.md, "Disk a
+# fresh clone needs"). Without that much free the build dies mid-way in rustc with "No space
+# left on device"; say so before starting. LASE_SKIP_DISK_CHECK=1 skips the check.
+DISK_NEED_MB=${LASE_DISK_NEED_MB:-3000}
+check_disk() {
+  [[ "${LASE_SKIP_DISK_CHECK:-0}" == 1 ]] && return
+  local used_mb free_mb missing_mb
+  used_mb=$(du -sm . 2>/dev/null | cut -f1)
+  free_mb=$(df -Pm . | awk 'NR == 2 {print $4}')
+  missing_mb=$(( DISK_NEED_MB - used_mb ))
+  if (( missing_mb > free_mb )); then
+    log "error: $(pwd) has ${free_mb} MB free on its filesystem; setup, the release build and the tests need about ${missing_mb} MB more (a built clone takes about ${DISK_NEED_MB} MB, this one ${used_mb} MB now)."
+    log "free some space (an old target/ folder, unused clones) and run again, or set LASE_SKIP_DISK_CHECK=1 to try anyway"
+    exit 1
+  fi
+}
+
 fetch_wheels() {
   mkdir -p "$WHEEL_CACHE"
   "$PYTHON" -m pip download --quiet --no-deps --only-binary=:all: -d "$WHEEL_CACHE" "$@"
@@ -82,5 +100,6 @@ setup_teacher() {
   log "teacher ready in $TEACHER_DIR"
 }
 
+check_disk
 setup_libtorch
 setup_teacher
