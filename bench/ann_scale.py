@@ -127,6 +127,7 @@ def main():
     ap.add_argument("--rescored-per-k", type=int, default=4,
                     help="candidates per neighbour rescored in f32 (lase's RESCORED_PER_K); faiss does the same")
     ap.add_argument("--no-faiss", action="store_true", help="lase's rows only (faiss at other ef: bench/ann_scale_faiss_ef.py)")
+    ap.add_argument("--lase", default=str(ROOT / "target/release/lase"), help="the lase binary to time")
     args = ap.parse_args()
     args.sizes = sorted(int(s) for s in args.sizes.split(","))
     args.storages = args.storages.split(",")
@@ -143,7 +144,7 @@ def main():
     print("| n x n | search | k-NN s | process s | peak RSS MiB | recall@k src->tgt / tgt->src |")
     print("| --- | --- | ---: | ---: | ---: | --- |", flush=True)
     results = []
-    lase = [str(ROOT / "target/release/lase"), "--device", "cpu", "--threads", str(args.threads), "mine", "--quiet"]
+    lase = [args.lase, "--device", "cpu", "--threads", str(args.threads), "mine", "--quiet"]
     for n in args.sizes:
         d = work / f"n{n}"
         d.mkdir(exist_ok=True)
