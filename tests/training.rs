@@ -176,6 +176,31 @@ fn contrastive_training_learns_to_retrieve_translations() {
     }
     assert_eq!(scored["languages"][0]["pairs"], 50);
 
+    // --langs: the sub-mean over the languages it names; here the split's one language, so
+    // the same as the mean over all; a code naming none of them is an error that says so.
+    let only = scored["languages"][0]["language"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (stdout, sub) = dev_score(&[Path::new("--langs"), Path::new(&only)]);
+    assert!(
+        stdout.contains("over the 1 languages --langs names"),
+        "{stdout}"
+    );
+    assert_eq!(sub["langs"]["p_at_1"], scored["p_at_1"]);
+    assert_eq!(sub["langs"]["pooled_p_at_1"], scored["pooled_p_at_1"]);
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_lase"))
+        .args(["dev-score", "--model"])
+        .arg(out.join("model"))
+        .arg("--config")
+        .arg(&recipe)
+        .args(["--langs", "ita"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("none of the dev split's 1 languages"), "{err}");
+
     // --teacher: the similarity agreement over the dev split's distinct target sentences.
     // A model agrees with itself fully, and less with an untrained one.
     let agreement = |teacher: &Path| -> f64 {

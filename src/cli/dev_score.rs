@@ -37,6 +37,11 @@ pub struct DevScoreArgs {
     /// similarity, which the retrieval scores cannot see.
     #[arg(long)]
     teacher: Option<PathBuf>,
+    /// Also print both scores over the dev languages these codes name (as `lase eval
+    /// --langs`: deu names deu and deu_Latn; 2-letter aliases are mapped): a sub-mean to
+    /// watch where the mean over every language can hide a loss.
+    #[arg(long, value_delimiter = ',')]
+    langs: Option<Vec<String>>,
 }
 
 pub fn dev_score(args: DevScoreArgs, device: tch::Device) -> Result<()> {
@@ -73,6 +78,18 @@ pub fn dev_score(args: DevScoreArgs, device: tch::Device) -> Result<()> {
         );
     }
     let mut json = serde_json::to_value(&scores)?;
+    if let Some(wanted) = &args.langs {
+        let subset = scores.subset(wanted)?;
+        println!(
+            "{}: dev P@1 {:.2}, pooled {:.2} over the {} languages --langs names ({})",
+            args.model.display(),
+            subset.p_at_1,
+            subset.pooled_p_at_1,
+            subset.languages.len(),
+            subset.languages.join(" ")
+        );
+        json["langs"] = serde_json::to_value(&subset)?;
+    }
     if let Some(teacher_dir) = &args.teacher {
         use lase::train::dev_similarity::{distinct_sentences, similarity_agreement};
         let teacher = load_encoder(teacher_dir, device, args.precision)?;

@@ -24,10 +24,11 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use crate::data::ParallelCorpus;
-use crate::error::Result;
+use crate::error::{LaseError, Result};
 use crate::eval::bitext_retrieval::bitext_retrieval;
 use crate::eval::embed_unit_vectors;
 use crate::inference::EncodeOptions;
+use crate::lang::LanguageCode;
 use crate::mine::{KnnOptions, MatrixView, knn};
 use crate::model::SentenceEncoder;
 
@@ -254,9 +255,87 @@ impl DevSet {
     }
 }
 
+/// [`DevScores`]' two means over the languages a list of codes names.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DevSubsetScores {
+    /// The split's language labels the codes named.
+    pub languages: Vec<String>,
+    pub p_at_1: f64,
+    pub pooled_p_at_1: f64,
+}
+
+impl DevScores {
+    /// The means of both scores over the languages `wanted` names (codes as `lase eval
+    /// --langs` takes them: `deu` names `deu` and `deu_Latn`, `zho` names `zho_Hans`,
+    /// 2-letter aliases are mapped): a sub-mean a rule can watch where the mean over
+    /// every language can hide a loss (a few high-resource languages among hundreds). An
+    /// invalid code, or codes that name none of the split's languages, is an error.
+    pub fn subset(&self, wanted: &[String]) -> Result<DevSubsetScores> {
+        let codes = wanted
+            .iter()
+            .map(|w| LanguageCode::parse(w).map(|(c, _)| c))
+            .collect::<Result<Vec<_>>>()?;
+        let chosen: Vec<&DevLanguageScores> = self
+            .languages
+            .iter()
+            .filter(|l| {
+                LanguageCode::parse(&l.language)
+                    .is_ok_and(|(have, _)| codes.iter().any(|c| c.names(&have)))
+            })
+            .collect();
+        if chosen.is_empty() {
+            return Err(LaseError::InvalidArgument(format!(
+                "--langs {}: none of the dev split's {} languages",
+                wanted.join(","),
+                self.languages.len()
+            )));
+        }
+        let mean = |f: fn(&DevLanguageScores) -> f64| {
+            chosen.iter().map(|l| f(l)).sum::<f64>() / chosen.len() as f64
+        };
+        Ok(DevSubsetScores {
+            languages: chosen.iter().map(|l| l.language.clone()).collect(),
+            p_at_1: mean(|l| l.p_at_1),
+            pooled_p_at_1: mean(|l| l.pooled_p_at_1),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subset_is_the_mean_over_the_languages_its_codes_name() {
+        let lang = |language: &str, p: f64, pooled: f64| DevLanguageScores {
+            language: language.into(),
+            pairs: 20,
+            p_at_1: p,
+            pooled_p_at_1: pooled,
+        };
+        let scores = DevScores {
+            p_at_1: 0.0,
+            pooled_p_at_1: 0.0,
+            pool_size: 0,
+            languages: vec![
+                lang("deu", 90.0, 60.0),
+                lang("deu_Latn", 80.0, 50.0),
+                lang("zho_Hans", 70.0, 40.0),
+                lang("fra_Latn", 10.0, 5.0),
+            ],
+            non_pivot: None,
+        };
+        let s = scores.subset(&["de".into(), "zho".into()]).unwrap();
+        assert_eq!(s.languages, ["deu", "deu_Latn", "zho_Hans"]);
+        assert!((s.p_at_1 - 80.0).abs() < 1e-12, "{s:?}");
+        assert!((s.pooled_p_at_1 - 50.0).abs() < 1e-12, "{s:?}");
+        // A script narrows: deu_Latn names deu_Latn (and the script-less deu), not zho.
+        let s = scores.subset(&["deu_Latn".into()]).unwrap();
+        assert_eq!(s.languages, ["deu", "deu_Latn"]);
+        let err = scores.subset(&["ita".into()]).unwrap_err().to_string();
+        assert!(err.contains("none of the dev split's 4 languages"), "{err}");
+        assert!(scores.subset(&["d3u".into()]).is_err());
+    }
 
     fn group(language: &str, src: &[&str], tgt: &[&str]) -> DevGroup {
         DevGroup {
