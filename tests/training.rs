@@ -147,9 +147,9 @@ fn contrastive_training_learns_to_retrieve_translations() {
     let recipe = dir.path().join("recipe.toml");
     std::fs::write(&recipe, config.to_toml()).unwrap();
     let json = dir.path().join("dev.json");
-    // `lase dev-score` on the run's model, with `extra` arguments: (stdout, its JSON).
-    let dev_score = |extra: &[&Path]| -> (String, serde_json::Value) {
-        let run = std::process::Command::new(env!("CARGO_BIN_EXE_lase"))
+    // `lase dev-score` on the run's model, with `extra` arguments, as a process.
+    let run_dev_score = |extra: &[&Path]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_lase"))
             .args(["dev-score", "--model"])
             .arg(out.join("model"))
             .arg("--config")
@@ -158,7 +158,11 @@ fn contrastive_training_learns_to_retrieve_translations() {
             .arg(&json)
             .args(extra)
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    // The same, succeeding: (stdout, its JSON).
+    let dev_score = |extra: &[&Path]| -> (String, serde_json::Value) {
+        let run = run_dev_score(extra);
         assert!(run.status.success(), "{run:?}");
         let scored = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         (String::from_utf8_lossy(&run.stdout).to_string(), scored)
@@ -189,14 +193,7 @@ fn contrastive_training_learns_to_retrieve_translations() {
     );
     assert_eq!(sub["langs"]["p_at_1"], scored["p_at_1"]);
     assert_eq!(sub["langs"]["pooled_p_at_1"], scored["pooled_p_at_1"]);
-    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_lase"))
-        .args(["dev-score", "--model"])
-        .arg(out.join("model"))
-        .arg("--config")
-        .arg(&recipe)
-        .args(["--langs", "ita"])
-        .output()
-        .unwrap();
+    let refused = run_dev_score(&[Path::new("--langs"), Path::new("ita")]);
     assert!(!refused.status.success());
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(err.contains("none of the dev split's 1 languages"), "{err}");

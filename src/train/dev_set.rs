@@ -242,12 +242,9 @@ impl DevSet {
                 pooled_p_at_1: 100.0 * hits as f64 / n as f64,
             });
         }
-        let mean = |f: fn(&DevLanguageScores) -> f64| {
-            languages.iter().map(f).sum::<f64>() / languages.len().max(1) as f64
-        };
         Ok(DevScores {
-            p_at_1: mean(|l| l.p_at_1),
-            pooled_p_at_1: mean(|l| l.pooled_p_at_1),
+            p_at_1: language_mean(&languages, |l| l.p_at_1),
+            pooled_p_at_1: language_mean(&languages, |l| l.pooled_p_at_1),
             pool_size,
             languages,
             non_pivot: None,
@@ -290,15 +287,23 @@ impl DevScores {
                 self.languages.len()
             )));
         }
-        let mean = |f: fn(&DevLanguageScores) -> f64| {
-            chosen.iter().map(|l| f(l)).sum::<f64>() / chosen.len() as f64
-        };
         Ok(DevSubsetScores {
             languages: chosen.iter().map(|l| l.language.clone()).collect(),
-            p_at_1: mean(|l| l.p_at_1),
-            pooled_p_at_1: mean(|l| l.pooled_p_at_1),
+            p_at_1: language_mean(chosen.iter().copied(), |l| l.p_at_1),
+            pooled_p_at_1: language_mean(chosen.iter().copied(), |l| l.pooled_p_at_1),
         })
     }
+}
+
+/// The mean of one score over languages, each weighing the same (0 for none).
+fn language_mean<'a>(
+    languages: impl IntoIterator<Item = &'a DevLanguageScores>,
+    score: fn(&DevLanguageScores) -> f64,
+) -> f64 {
+    let (sum, n) = languages
+        .into_iter()
+        .fold((0.0, 0usize), |(sum, n), l| (sum + score(l), n + 1));
+    sum / n.max(1) as f64
 }
 
 #[cfg(test)]
