@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Applies a model-choice rule to `lase dev-score --json` files: the dev split only, never a
+test set. One tool for the rules that pick the shipped models (bench/results/*/rule*.md),
+so that a rule's arithmetic is written once.
+
+A candidate's retrieval mean is the mean of dev-score's four columns: own-language P@1,
+pooled P@1, and the same two over the non-pivot pairs (a file without non-pivot scores uses
+its first two). It qualifies when
+  - its retrieval mean >= the base's + --min-gain, and
+  - with --max-agreement-loss X: its similarity agreement (dev-score --teacher) >= the
+    base's - X, and
+  - with --group-folder F: the mean over the dev labels of F's languages of
+    (own + pooled) / 2 >= the base's. F is a Moses-style folder (../shared/data/parallel-news:
+    subfolders named xxx-eng); a label counts when its part before "_" is one of them.
+Of the qualifying candidates the one with the highest retrieval mean is chosen; with none,
+the base stays. Every number is the JSON's, unrounded (the scripts of the rules before this
+tool read dev-score's printed two-decimal columns, so their means can differ by up to
+0.005). Prints one line per model and a last line "chosen: TAG" or
+"chosen: none (BASE stays)"; a file's tag is its name without "devscore-" and ".json".
+
+    python3 scripts/dev_rule.py --base OUT/devscore-lase-base.json OUT/devscore-*.json \
+        --min-gain 0.3 --max-agreement-loss 0.5 --group-folder ../shared/data/parallel-news
+"""
+
+import argparse
+import json
+import os
+import sys
+
+
+class RuleError(Exception):
+    pass
+
+
+def tag_of(path):
+    name = os.path.basename(path)
+    name = name[len("devscore-"):] if name.startswith("devscore-") else name
+    return name[: -len(".json")] if name.endswith(".json") else name
+
+
+def load(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise RuleError(f"{path}: cannot read: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise RuleError(f"{path}: line {e.lineno}: not JSON: {e.msg}") from None
+
+
+def group_languages(folder):
+    try:
+        names = os.listdir(folder)
+    except OSError as e:
+        raise RuleError(f"{folder}: cannot list: {e.strerror}") from None
+    langs = {n.split("-")[0] for n in names if n.endswith("-eng") and os.path.isdir(os.path.join(folder, n))}
+    if not langs:
+        raise RuleError(f"{folder}: no xxx-eng subfolder, so no language to group")
+    return langs
+
+
+def field(scores, key, path):
+    if key not in scores or not isinstance(scores[key], (int, float)):
+        raise RuleError(f"{path}: no number '{key}' (not a `lase dev-score --json` file?)")
+    return float(scores[key])
+
+
+def measure(path, group):
+    j = load(path)
+    columns = [field(j, "p_at_1", path), field(j, "pooled_p_at_1", path)]
+    if isinstance(j.get("non_pivot"), dict):
+        columns += [field(j["non_pivot"], "p_at_1", path), field(j["non_pivot"], "pooled_p_at_1", path)]
+    row = {"tag": tag_of(path), "columns": columns, "mean": sum(columns) / len(columns)}
+    agreement = j.get("similarity_agreement")
+    row["agreement"] = float(agreement["spearman"]) if isinstance(agreement, dict) else None
+    if group is not None:
+        labels = [l for l in j.get("languages", []) if l["language"].split("_")[0] in group]
+        if not labels:
+            raise RuleError(f"{path}: no dev label of the group's languages")
+        row["group"] = sum(l["p_at_1"] + l["pooled_p_at_1"] for l in labels) / (2 * len(labels))
+        row["group_labels"] = len(labels)
+    return row
+
+
+def describe(row):
+    text = " ".join(f"{c:.2f}" for c in row["columns"]) + f" mean {row['mean']:.3f}"
+    if row["agreement"] is not None:
+        text += f" agreement {row['agreement']:.2f}"
+    if "group" in row:
+        text += f" group {row['group']:.3f} ({row['group_labels']} labels)"
+    return text
+
+
+def decide(base, candidates, min_gain, max_agreement_loss):
+    """Returns (lines, chosen tag or None)."""
+    need_mean = base["mean"] + min_gain
+    conditions = [f"mean >= {need_mean:.3f}"]
+    if max_agreement_loss is not None:
+        if base["agreement"] is None:
+            raise RuleError(f"{base['tag']}: no similarity agreement (score it with --teacher)")
+        need_agreement = base["agreement"] - max_agreement_loss
+        conditions.append(f"agreement >= {need_agreement:.2f}")
+    if "group" in base:
+        conditions.append(f"group >= {base['group']:.3f}")
+    lines = [f"base {base['tag']}: {describe(base)}", "rule: " + " and ".join(conditions)]
+    qualifying = []
+    for row in candidates:
+        ok = row["mean"] >= need_mean
+        if max_agreement_loss is not None:
+            if row["agreement"] is None:
+                raise RuleError(f"{row['tag']}: no similarity agreement (score it with --teacher)")
+            ok = ok and row["agreement"] >= need_agreement
+        if "group" in base:
+            ok = ok and row["group"] >= base["group"]
+        lines.append(f"{row['tag']}: {describe(row)} {'qualifies' if ok else 'no'}")
+        if ok:
+            qualifying.append((row["mean"], row["tag"]))
+    chosen = max(qualifying)[1] if qualifying else None
+    lines.append(f"chosen: {chosen}" if chosen else f"chosen: none ({base['tag']} stays)")
+    return lines, chosen
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--base", required=True, help="the shipped model's dev-score JSON")
+    p.add_argument("candidates", nargs="+", help="candidates' dev-score JSON (the base is skipped if listed)")
+    p.add_argument("--min-gain", type=float, default=0.3)
+    p.add_argument("--max-agreement-loss", type=float)
+    p.add_argument("--group-folder")
+    a = p.parse_args(argv)
+    try:
+        group = group_languages(a.group_folder) if a.group_folder else None
+        base = measure(a.base, group)
+        same = os.path.realpath(a.base)
+        rows = [measure(c, group) for c in a.candidates if os.path.realpath(c) != same]
+        if not rows:
+            raise RuleError("no candidate besides the base")
+        lines, _ = decide(base, rows, a.min_gain, a.max_agreement_loss)
+    except RuleError as e:
+        print(f"dev_rule.py: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
