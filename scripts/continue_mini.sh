@@ -6,14 +6,24 @@
 # Every step resumes or is skipped when its output is there: run the same command again
 # after a kill. Extra arguments go to `lase distill` (--threads 2, --stop-after N, --set ...).
 # Usage: scripts/continue_mini.sh [lase distill options...]
+# Another continuation (another student, head or recipe): LASE_MINI_CONFIG (the recipe; its
+# init_from names the student and its teacher must be LASE_MINI_DIR/teacher), LASE_MINI_DIR
+# (runs/mini-continue) and LASE_MINI_HEAD (the 384 -> 256 layer the teacher ends with;
+# default models/lase-mini/2_Dense). The fresh cut from run 13 continued:
+#   LASE_MINI_CONFIG=configs/lase-mini-fresh-continue.toml LASE_MINI_DIR=runs/mini-fresh-continue \
+#   LASE_MINI_HEAD=runs/mini/teacher-pca256/2_Dense scripts/continue_mini.sh --threads 2
 # It starts from models/lase-mini as it is in the checkout: the recorded run (docs/results.md,
 # "lase-mini continued on 2 CPU cores") started from commit 6582833's models/lase-mini, which
 # commit b7980d1 replaced by the run's result; to repeat it, check out 6582833 first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LASE=${LASE:-./target/release/lase}
-dir=runs/mini-continue
+config=${LASE_MINI_CONFIG:-configs/lase-mini-continue.toml}
+dir=${LASE_MINI_DIR:-runs/mini-continue}
+head=${LASE_MINI_HEAD:-models/lase-mini/2_Dense}
 teacher=$dir/teacher
+grep -q "^teacher = \"$teacher\"" "$config" ||
+  { echo "continue_mini.sh: $config: its teacher must be \"$teacher\" (LASE_MINI_DIR/teacher)" >&2; exit 2; }
 mkdir -p "$dir"
 if [ ! -f "$teacher/modules.json" ]; then
   rm -rf "$teacher.partial"
@@ -21,9 +31,9 @@ if [ ! -f "$teacher/modules.json" ]; then
   cp -r models/lase-base/. "$teacher.partial/"
   rm -rf "$teacher.partial/2_Normalize" "$teacher.partial/checksums.sha256" "$teacher.partial/README.md"
   mkdir -p "$teacher.partial/2_Dense" "$teacher.partial/3_Normalize"
-  cp models/lase-mini/2_Dense/config.json models/lase-mini/2_Dense/model.safetensors "$teacher.partial/2_Dense/"
-  cp models/lase-mini/modules.json "$teacher.partial/modules.json"
+  cp "$head/config.json" "$head/model.safetensors" "$teacher.partial/2_Dense/"
+  cp "$(dirname "$head")/modules.json" "$teacher.partial/modules.json"
   rm -rf "$teacher"
   mv -T "$teacher.partial" "$teacher"
 fi
-exec $LASE distill --config configs/lase-mini-continue.toml --out "$dir/distill" "$@"
+exec $LASE distill --config "$config" --out "$dir/distill" "$@"
