@@ -64,6 +64,16 @@ fn tatoeba_reader_checks_alignment_and_languages() {
         e.contains("tatoeba.fra-eng.fra") && e.contains("1 lines"),
         "{e}"
     );
+    // An empty test file is named, not scored over no sentence.
+    std::fs::write(dir.path().join("tatoeba.fra-eng.fra"), "").unwrap();
+    std::fs::write(dir.path().join("tatoeba.fra-eng.eng"), "").unwrap();
+    let e = lase::eval::tatoeba::load(dir.path(), Some(&["fra".to_string()]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("tatoeba.fra-eng.fra") && e.contains("empty"),
+        "{e}"
+    );
     let e = lase::eval::tatoeba::load(dir.path(), Some(&["xyz".to_string()]))
         .unwrap_err()
         .to_string();
@@ -305,6 +315,8 @@ fn pool_retrieval_and_distractor_reader() {
     assert!(p_at_1_in_pool(&q, &c, &gold).unwrap() > 0.95);
     let shifted: Vec<usize> = (1..101).collect();
     assert!(p_at_1_in_pool(&q, &c, &shifted).unwrap() < 0.05);
+    let e = p_at_1_in_pool(&q, &c, &gold[..99]).unwrap_err().to_string();
+    assert!(e.contains("100 queries but 99 gold rows"), "{e}");
 
     let dir = tempfile::tempdir().unwrap();
     let write_gz = |path: std::path::PathBuf, text: &str| {
@@ -378,4 +390,80 @@ fn classifier_accuracy_matches_scikit_learn() {
             "{key}: lase {ours:.4} vs scikit-learn {reference:.4}"
         );
     }
+}
+
+/// The pool and STS suites refuse test files that do not align line for line, naming the
+/// file, instead of indexing past the end (pool) or scoring NaN (cross-lingual STS).
+#[test]
+fn pool_and_sts_suites_refuse_misaligned_files() {
+    use lase::eval::benchmark_data::{
+        BenchmarkData, FLORES_DEVTEST, STSB_MULTI_MT, TATOEBA_CHALLENGE_ENG_TRAIN,
+    };
+    use lase::inference::EncodeOptions;
+    let root = tempfile::tempdir().unwrap();
+    let flores = root.path().join(FLORES_DEVTEST);
+    std::fs::create_dir_all(&flores).unwrap();
+    std::fs::write(flores.join("eng_Latn.devtest"), "the dog\nthe cat\n").unwrap();
+    // One line more than English (a trailing empty line counts: it holds a row's place).
+    std::fs::write(flores.join("spa_Latn.devtest"), "el perro\nel gato\n\n").unwrap();
+    let train = root
+        .path()
+        .join(TATOEBA_CHALLENGE_ENG_TRAIN)
+        .join("eng-spa");
+    std::fs::create_dir_all(&train).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, b"a bird\na house\n").unwrap();
+    std::fs::write(train.join("t.eng.gz"), gz.finish().unwrap()).unwrap();
+    let sts = root.path().join(STSB_MULTI_MT);
+    std::fs::create_dir_all(&sts).unwrap();
+    std::fs::write(
+        sts.join("stsb-en-test.csv"),
+        "a dog,a cat,1.0\nred,blue,2.0\nup,down,0.5\n",
+    )
+    .unwrap();
+    std::fs::write(
+        sts.join("stsb-de-test.csv"),
+        "ein hund,eine katze,1.0\nrot,blau,2.0\n",
+    )
+    .unwrap();
+
+    let encoder = tiny_encoder(tiny_config(), mean_head(16, true), 51);
+    let data = BenchmarkData::new(root.path());
+    let options = EncodeOptions::for_device(tch::Device::Cpu);
+    let config = lase::eval::large_pool::PoolConfig { distractors: 2 };
+    let e = lase::eval::large_pool::evaluate(
+        &encoder,
+        data,
+        Some(&["spa_Latn".to_string()]),
+        &options,
+        &config,
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("spa_Latn.devtest") && e.contains("3 lines but eng_Latn.devtest has 2"),
+        "{e}"
+    );
+    // Aligned, it scores.
+    std::fs::write(flores.join("spa_Latn.devtest"), "el perro\nel gato\n").unwrap();
+    let r = lase::eval::large_pool::evaluate(
+        &encoder,
+        data,
+        Some(&["spa_Latn".to_string()]),
+        &options,
+        &config,
+        false,
+    )
+    .unwrap();
+    assert_eq!(r["spa_Latn->eng"].candidates, 4);
+
+    let langs = ["en".to_string(), "de".to_string()];
+    let e = lase::eval::sts::evaluate(&encoder, data, Some(&langs), &options, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("stsb-de-test.csv") && e.contains("2 rows but stsb-en-test.csv has 3"),
+        "{e}"
+    );
 }

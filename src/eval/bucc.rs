@@ -187,7 +187,7 @@ pub fn evaluate_flores(
     };
     let dim = encoder.dim();
     let embed = |lang: &str| -> Result<Vec<f32>> {
-        let sentences = crate::io::text::read_lines(dir.join(format!("{lang}.devtest")))?;
+        let sentences = super::read_test_lines(dir.join(format!("{lang}.devtest")))?;
         super::embed_unit_vectors(encoder, &sentences, options, lang, progress)
     };
     let english = embed(super::flores::ENGLISH)?;

@@ -15,7 +15,6 @@ use super::plot::{BarPanel, retrieval_bars};
 use super::suite::{Suite, SuiteInput, SuiteOutcome, to_json};
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
-use crate::io::text::read_lines;
 use crate::mine::MatrixView;
 use crate::model::SentenceEncoder;
 
@@ -64,7 +63,7 @@ pub fn evaluate(
     let mut cache: BTreeMap<String, (Vec<String>, Vec<f32>)> = BTreeMap::new();
     let mut load = |lang: &str| -> Result<()> {
         if !cache.contains_key(lang) {
-            let sentences = read_lines(dir.join(format!("{lang}.devtest")))?;
+            let sentences = super::read_test_lines(dir.join(format!("{lang}.devtest")))?;
             let v = embed_unit_vectors(
                 encoder,
                 &sentences,

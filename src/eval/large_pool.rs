@@ -48,6 +48,13 @@ pub fn p_at_1_in_pool(
     candidates: &MatrixView,
     gold: &[usize],
 ) -> Result<f64> {
+    if gold.len() != queries.rows {
+        return Err(LaseError::InvalidArgument(format!(
+            "{} queries but {} gold rows",
+            queries.rows,
+            gold.len()
+        )));
+    }
     let nn = knn(queries, candidates, &KnnOptions::new(1))?;
     let hits = (0..queries.rows)
         .filter(|&i| nn.indices_of(i)[0] as usize == gold[i])
@@ -128,7 +135,7 @@ pub fn evaluate(
             .collect(),
     };
     let dim = encoder.dim();
-    let english = read_lines(flores.join("eng_Latn.devtest"))?;
+    let english = super::read_test_lines(flores.join("eng_Latn.devtest"))?;
     let exclude: HashSet<String> = english.iter().map(|s| s.trim().to_owned()).collect();
     let distractors =
         english_distractors(&data.english_training_text(), &exclude, config.distractors)?;
@@ -139,7 +146,19 @@ pub fn evaluate(
     let gold: Vec<usize> = (0..english.len()).collect();
     let mut out = BTreeMap::new();
     for lang in langs.iter().filter(|l| l.as_str() != "eng_Latn") {
-        let sentences = read_lines(flores.join(format!("{lang}.devtest")))?;
+        let path = flores.join(format!("{lang}.devtest"));
+        let sentences = super::read_test_lines(&path)?;
+        // Line i's gold is English line i: the files must align line for line.
+        if sentences.len() != english.len() {
+            return Err(LaseError::bad_file(
+                path,
+                format!(
+                    "{} lines but eng_Latn.devtest has {}",
+                    sentences.len(),
+                    english.len()
+                ),
+            ));
+        }
         let v = embed_unit_vectors(encoder, &sentences, options, lang, progress)?;
         let queries = MatrixView::new(&v, sentences.len(), dim)?;
         out.insert(

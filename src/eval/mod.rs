@@ -45,6 +45,20 @@ pub fn select_languages(
     }
 }
 
+/// A test set's lines (one sentence each, empty lines kept: they hold a row's place), or an
+/// error naming the file if it has none: a retrieval score over no sentence means nothing.
+pub fn read_test_lines(path: impl AsRef<Path>) -> Result<Vec<String>> {
+    let path = path.as_ref();
+    let lines = crate::io::text::read_lines(path)?;
+    if lines.is_empty() {
+        return Err(LaseError::bad_file(
+            path,
+            "empty: a test set needs at least one sentence",
+        ));
+    }
+    Ok(lines)
+}
+
 /// Embeds sentences (progress bar under `label`) as unit vectors, row-major.
 pub fn embed_unit_vectors(
     encoder: &SentenceEncoder,

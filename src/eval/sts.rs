@@ -176,6 +176,16 @@ pub fn evaluate(
     for (l1, l2) in CROSS_LINGUAL {
         if let (Some(x), Some(y)) = (vectors.get(*l1), vectors.get(*l2)) {
             // Rows are aligned across languages: sentence 1 in l1, sentence 2 in l2.
+            if x.gold.len() != y.gold.len() {
+                return Err(LaseError::bad_file(
+                    data.stsb().join(format!("stsb-{l2}-test.csv")),
+                    format!(
+                        "{} rows but stsb-{l1}-test.csv has {}: the cross-lingual pair {l1}-{l2} needs them aligned",
+                        y.gold.len(),
+                        x.gold.len()
+                    ),
+                ));
+            }
             cross_lingual.insert(
                 format!("{l1}-{l2}"),
                 score(&x.sentence1, &y.sentence2, dim, &x.gold),

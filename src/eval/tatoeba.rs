@@ -15,7 +15,6 @@ use super::plot::{BarPanel, retrieval_bars};
 use super::suite::{Suite, SuiteInput, SuiteOutcome, to_json};
 use crate::error::{LaseError, Result};
 use crate::inference::EncodeOptions;
-use crate::io::text::read_lines;
 use crate::mine::MatrixView;
 use crate::model::SentenceEncoder;
 
@@ -77,8 +76,8 @@ pub fn load(dir: &Path, langs: Option<&[String]>) -> Result<Vec<TatoebaSet>> {
         .map(|lang| {
             let xx_path = dir.join(format!("tatoeba.{lang}-eng.{lang}"));
             let en_path = dir.join(format!("tatoeba.{lang}-eng.eng"));
-            let sentences = read_lines(&xx_path)?;
-            let english = read_lines(&en_path)?;
+            let sentences = super::read_test_lines(&xx_path)?;
+            let english = super::read_test_lines(&en_path)?;
             if sentences.len() != english.len() {
                 return Err(LaseError::bad_file(
                     &xx_path,

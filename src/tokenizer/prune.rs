@@ -66,10 +66,36 @@ pub fn prune_wordpiece(
             "added tokens outside model.vocab are not supported",
         ));
     }
+    // Ids index the tables below: they must be 0..v-1, each once (a hand-edited file can
+    // skip one). The map is one id per piece, so v distinct ids all below v are exactly those.
+    if let Some((piece, &id)) = vocab.iter().find(|&(_, &id)| id as usize >= v) {
+        return Err(LaseError::bad_file(
+            tokenizer_path,
+            format!(
+                "piece {piece:?} has id {id}, but there are {v} pieces: ids must run from 0 to {}",
+                v - 1
+            ),
+        ));
+    }
+    if vocab.values().collect::<HashSet<_>>().len() != v {
+        return Err(LaseError::bad_file(
+            tokenizer_path,
+            "two pieces share an id: ids must be distinct",
+        ));
+    }
     let counts = piece_counts(&tokenizer, sample, v)?;
     let mut keep: HashSet<u32> = HashSet::new();
     for t in json["added_tokens"].as_array().into_iter().flatten() {
         if let Some(id) = t["id"].as_u64() {
+            if id as usize >= v {
+                return Err(LaseError::bad_file(
+                    tokenizer_path,
+                    format!(
+                        "added token {} has id {id}, but there are {v} pieces",
+                        t["content"]
+                    ),
+                ));
+            }
             keep.insert(id as u32);
         }
     }
@@ -292,6 +318,26 @@ mod tests {
         assert!(r.sample_token_coverage < 1.0, "{r:?}");
         assert_eq!(pruned.vocab_txt.lines().count(), 58);
         assert_eq!(pruned.vocab_txt.lines().nth(4), Some("the"));
+    }
+
+    #[test]
+    fn ids_with_a_gap_are_refused_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = tiny_tokenizer(dir.path());
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        // "zebra" (id 10 of 63) moved past the end: ids 0..62 with 10 missing, one id 500.
+        json["model"]["vocab"]["zebra"] = serde_json::json!(500);
+        std::fs::write(&path, json.to_string()).unwrap();
+        let err = prune_wordpiece(&path, &["the cat"], 58)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("tokenizer.json")
+                && err.contains("\"zebra\" has id 500")
+                && err.contains("63 pieces"),
+            "{err}"
+        );
     }
 
     #[test]

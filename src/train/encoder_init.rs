@@ -122,10 +122,7 @@ pub fn extended_init(
     let record = serde_json::json!({ "settings": settings, "report": report });
     let text = serde_json::to_string_pretty(&record).expect("report serialises");
     write_atomic(partial.join("EXTENDED"), text.as_bytes())?;
-    if target.exists() {
-        std::fs::remove_dir_all(&target).map_err(|e| LaseError::io(&target, e))?;
-    }
-    std::fs::rename(&partial, &target).map_err(|e| LaseError::io(&partial, e))?;
+    crate::io::atomic::replace_dir(&partial, &target)?;
     Ok(target)
 }
 

@@ -16,7 +16,8 @@ pub struct MetricsLog {
 }
 
 impl MetricsLog {
-    /// Opens `path`, keeping only records with `step <= keep_through` (all when None).
+    /// Opens `path`, keeping only records with `step <= keep_through` (every record when
+    /// None); a line that is not a record (a write cut by a kill) is dropped.
     pub fn open(path: &Path, keep_through: Option<u64>) -> Result<Self> {
         if path.exists() {
             let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
@@ -26,7 +27,7 @@ impl MetricsLog {
                     let step = serde_json::from_str::<serde_json::Value>(l)
                         .ok()
                         .and_then(|v| v.get("step").and_then(|s| s.as_u64()));
-                    matches!((step, keep_through), (Some(s), Some(k)) if s <= k)
+                    step.is_some_and(|s| keep_through.is_none_or(|k| s <= k))
                 })
                 .map(|l| format!("{l}\n"))
                 .collect();
@@ -142,6 +143,15 @@ mod tests {
             log.append(&serde_json::json!({"step": s, "loss": 5.0 / s as f64, "dev_p_at_1": s as f64 * 10.0}))
                 .unwrap();
         }
+        // A kill mid-write leaves a partial last line: dropped, every record kept.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(b"{\"step\": 6, \"lo")
+            .unwrap();
+        let _ = MetricsLog::open(&p, None).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap().lines().count(), 5);
         let _ = MetricsLog::open(&p, Some(3)).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap().lines().count(), 3);
         let svg = dir.path().join("m.svg");

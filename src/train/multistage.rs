@@ -328,11 +328,18 @@ fn share_teacher_cache(
     let to = dir.join("teacher-target.npy");
     if from.exists() && !to.exists() {
         std::fs::create_dir_all(dir).map_err(|e| LaseError::io(dir, e))?;
-        // The cache and its fingerprint (teacher_cache.rs), linked or copied.
-        for name in ["teacher-target.npy", "teacher-target.texts"] {
+        // The cache's fingerprint (teacher_cache.rs), then the cache, each linked or copied
+        // whole under a temporary name and renamed: a kill leaves either no file or a
+        // complete one, and the cache last, whose presence skips this step.
+        for name in ["teacher-target.texts", "teacher-target.npy"] {
             let (from, to) = (from.with_file_name(name), to.with_file_name(name));
-            if from.exists() && std::fs::hard_link(&from, &to).is_err() {
-                std::fs::copy(&from, &to).map_err(|e| LaseError::io(&to, e))?;
+            if !from.exists() || to.exists() {
+                continue;
+            }
+            if std::fs::hard_link(&from, &to).is_err() {
+                let partial = to.with_file_name(format!("{name}.partial"));
+                std::fs::copy(&from, &partial).map_err(|e| LaseError::io(&partial, e))?;
+                std::fs::rename(&partial, &to).map_err(|e| LaseError::io(&to, e))?;
             }
         }
     }
