@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Finishes and scores a pair of CPU continuations of the default (the MSE-2x and MSE-4x arms
+# of configs/lase-base-NAME-mse{2,4}-cpu.toml), the way the rules for runs 14 and 15 judged
+# them, and prints the rule's choice. It does not copy anything into models/: the session
+# that runs it does that, then reads the test sets (after the choice) with
+# scripts/default_model_eval.sh.
+#   scripts/score_arms.sh NAME OUT_DIR     e.g. scripts/score_arms.sh run15 bench/results/X/run15-arms
+# Steps, each resumed or repeated safely after a kill:
+#  1. each arm trained to its last step (`lase train` resumes from its checkpoint);
+#  2. each arm's last model (and its best-dev model where that differs) exported to f16, as
+#     shipped; M = 0.5 A2 + 0.5 A4; the default + 0.3 / 0.5 of the way to M;
+#  3. `lase dev-score` of the default and every candidate (configs/lase-base-non-pivot-cpu-anneal.toml's
+#     dev split, all pairs, agreement with the teacher, JSON);
+#  4. scripts/dev_rule.py: retrieval mean >= the default's + 0.3, agreement >= the default's - 0.5,
+#     and the WMT-news languages' dev group >= the default's (LASE_RULE_ARGS replaces these).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+name=${1:?NAME, as in configs/lase-base-NAME-mse2-cpu.toml}
+out=${2:?OUT_DIR for the dev scores and the outcome}
+LASE=${LASE:-./target/release/lase}
+rule_args=${LASE_RULE_ARGS:---min-gain 0.3 --max-agreement-loss 0.5 --group-folder ../shared/data/parallel-news}
+mkdir -p "$out"
+tag=${name/run/r}
+cands=()
+for a in 2 4; do
+  config=configs/lase-base-$name-mse$a-cpu.toml
+  run=runs/lase-base-$name-mse$a-cpu
+  [ -f "$config" ] || { echo "score_arms.sh: no $config" >&2; exit 2; }
+  steps=$(sed -n 's/^steps = \([0-9]*\)$/\1/p' "$config" | head -1)
+  step=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" "$run/checkpoint/state.json" 2>/dev/null || echo 0)
+  if [ "$step" -lt "$steps" ] || ! [ -f "$run/model/model.safetensors" ]; then
+    $LASE --threads 2 train --config "$config" --out "$run" --precision bf16
+  fi
+  cp "$run/metrics.jsonl" "$out/metrics-$name-mse$a-cpu.jsonl"
+  $LASE export --model "$run/model" --output "runs/${tag}a$a-model-f16" --dtype f16 2>&1 | tee "$out/export-${tag}a$a-model.txt"
+  cands+=("runs/${tag}a$a-model-f16")
+  if ! cmp -s "$run/best-model/model.safetensors" "$run/model/model.safetensors"; then
+    $LASE export --model "$run/best-model" --output "runs/${tag}a$a-best-f16" --dtype f16 2>&1 | tee "$out/export-${tag}a$a-best.txt"
+    cands+=("runs/${tag}a$a-best-f16")
+  fi
+done
+$LASE interpolate --model "runs/${tag}a2-model-f16" --to "runs/${tag}a4-model-f16" --alpha 0.5 \
+  --output "runs/m-$tag" 2>&1 | tee "$out/interpolate-m-$tag.txt"
+cands+=("runs/m-$tag")
+for x in 0.3 0.5; do
+  $LASE interpolate --model models/lase-base --to "runs/m-$tag" --alpha $x \
+    --output "runs/interp-$tag-m-$x" 2>&1 | tee "$out/interpolate-$tag-m-$x.txt"
+  cands+=("runs/interp-$tag-m-$x")
+done
+for m in models/lase-base "${cands[@]}"; do
+  t=$(basename "$m")
+  [ -f "$out/devscore-$t.json" ] && continue
+  $LASE --threads 2 dev-score --model "$m" --config configs/lase-base-non-pivot-cpu-anneal.toml \
+    --set run.dev_max_pairs=0 --teacher models/all-MiniLM-L6-v2 --json "$out/devscore-$t.json.tmp" \
+    2>&1 | grep -v "^\s*$" | tail -3 > "$out/devscore-$t.txt"
+  mv "$out/devscore-$t.json.tmp" "$out/devscore-$t.json"
+done
+# shellcheck disable=SC2086
+python3 scripts/dev_rule.py --base "$out/devscore-lase-base.json" \
+  $(for m in "${cands[@]}"; do echo "$out/devscore-$(basename "$m").json"; done) $rule_args | tee "$out/rule_outcome.txt"
