@@ -1,5 +1,6 @@
 //! `lase tokenizer coverage` and `lase tokenizer extend` through the binary, on the
-//! shipped models/lase-mini (its WordPiece vocabulary has no Burmese characters) and a
+//! shipped models/lase-mini (its WordPiece vocabulary has no Lao characters; until the student
+//! of 2026-11-27's thirteenth session, which reads Burmese, this test used Burmese) and a
 //! two-language recipe written here.
 
 use std::path::{Path, PathBuf};
@@ -54,16 +55,16 @@ const GERMAN: [&str; 4] = [
     "Das Wetter ist schön.",
     "Wir gehen morgen ins Kino.",
 ];
-const BURMESE: [&str; 4] = [
-    "မင်္ဂလာပါ ခင်ဗျာ",
-    "ကျွန်တော် ကျောင်းသား ဖြစ်ပါတယ်",
-    "ဒီနေ့ ရာသီဥတု ကောင်းတယ်",
-    "မနက်ဖြန် ရုပ်ရှင် သွားမယ်",
+const LAO: [&str; 4] = [
+    "ສະບາຍດີ ທ່ານ",
+    "ຂ້ອຍ ເປັນ ນັກຮຽນ",
+    "ມື້ນີ້ ອາກາດ ດີ",
+    "ມື້ອື່ນ ພວກເຮົາ ຈະ ໄປ ເບິ່ງ ຮູບເງົາ",
 ];
 
-/// deu-eng and mya-eng pairs and a recipe over them that extends lase-mini by `pieces`.
+/// deu-eng and lao-eng pairs and a recipe over them that extends lase-mini by `pieces`.
 fn recipe(dir: &Path, pieces: usize) -> PathBuf {
-    for (name, side) in [("deu", GERMAN), ("mya", BURMESE)] {
+    for (name, side) in [("deu", GERMAN), ("lao", LAO)] {
         let text: String = side
             .iter()
             .zip(ENGLISH)
@@ -77,10 +78,10 @@ fn recipe(dir: &Path, pieces: usize) -> PathBuf {
         format!(
             "[model]\ninit_from = \"{}\"\nextend_vocabulary = {{ pieces = {pieces}, sample_sentences = 100 }}\n\
              [data]\nsources = [\n  {{ format = \"tsv\", path = \"{}\", src_lang = \"deu\", tgt_lang = \"eng\" }},\n  \
-             {{ format = \"tsv\", path = \"{}\", src_lang = \"mya\", tgt_lang = \"eng\" }},\n]\nexclude_test_sets = false\n",
+             {{ format = \"tsv\", path = \"{}\", src_lang = \"lao\", tgt_lang = \"eng\" }},\n]\nexclude_test_sets = false\n",
             lase_mini().display(),
             dir.join("deu.tsv").display(),
-            dir.join("mya.tsv").display()
+            dir.join("lao.tsv").display()
         ),
     )
     .unwrap();
@@ -128,8 +129,8 @@ fn coverage_counts_unknown_tokens_per_language_and_extend_lowers_them() {
     // English appears on the target side of both files.
     assert_eq!(row(&before, "eng").1, 8);
     assert_eq!(row(&before, "deu").1, 4);
-    let (_, _, tokens, unknown) = row(&before, "mya");
-    assert!(*tokens > 0 && unknown == tokens, "mya: {before:?}");
+    let (_, _, tokens, unknown) = row(&before, "lao");
+    assert!(*tokens > 0 && unknown == tokens, "lao: {before:?}");
     assert_eq!(row(&before, "deu").3, 0, "{before:?}");
     assert_eq!(row(&before, "eng").3, 0, "{before:?}");
 
@@ -148,16 +149,16 @@ fn coverage_counts_unknown_tokens_per_language_and_extend_lowers_them() {
     assert!(init.join("EXTENDED").is_file());
 
     let after = coverage(&init, &recipe, &dir.path().join("after.json"));
-    let (_, _, tokens_after, unknown_after) = row(&after, "mya");
+    let (_, _, tokens_after, unknown_after) = row(&after, "lao");
     assert!(
         (*unknown_after as f64 / *tokens_after as f64) < 0.9,
-        "mya after extension: {after:?}"
+        "lao after extension: {after:?}"
     );
     assert_eq!(row(&after, "deu").3, 0);
 
     // The extended model loads and embeds.
-    let input = dir.path().join("mya.txt");
-    std::fs::write(&input, BURMESE.join("\n") + "\n").unwrap();
+    let input = dir.path().join("lao.txt");
+    std::fs::write(&input, LAO.join("\n") + "\n").unwrap();
     succeed(
         lase()
             .args(["embed", "--quiet", "--precision", "f32", "--model"])
@@ -165,10 +166,10 @@ fn coverage_counts_unknown_tokens_per_language_and_extend_lowers_them() {
             .arg("--input")
             .arg(&input)
             .arg("--output")
-            .arg(dir.path().join("mya.npy")),
+            .arg(dir.path().join("lao.npy")),
     );
-    let npy = lase::io::npy::NpyMatrix::open(dir.path().join("mya.npy")).unwrap();
-    assert_eq!(npy.rows, BURMESE.len());
+    let npy = lase::io::npy::NpyMatrix::open(dir.path().join("lao.npy")).unwrap();
+    assert_eq!(npy.rows, LAO.len());
 }
 
 #[test]
@@ -213,7 +214,7 @@ fn extend_without_a_setting_and_coverage_of_a_bad_line_fail_naming_them() {
 /// `train_only_added_rows` with `pieces_from = "unreadable"`: a few training steps change
 /// the added word-embedding rows and leave every other weight of lase-mini (the old rows,
 /// the transformer, the dense head) bit for bit as it was, so German (which lase-mini reads)
-/// embeds exactly as before while Burmese (which it read as [UNK]) does not.
+/// embeds exactly as before while Lao (which it read as [UNK]) does not.
 #[test]
 fn training_only_the_added_rows_keeps_every_other_weight() {
     use lase::model::SentenceEncoder;
@@ -262,7 +263,7 @@ fn training_only_the_added_rows_keeps_every_other_weight() {
     }
     assert!(added_rows_moved, "training changed none of the added rows");
 
-    // What the vectors show: German embeds as before, Burmese does not.
+    // What the vectors show: German embeds as before, Lao does not.
     let embed = |model: &Path, lines: &[&str], name: &str| {
         let input = dir.path().join(format!("{name}.txt"));
         std::fs::write(&input, lines.join("\n") + "\n").unwrap();
@@ -283,8 +284,8 @@ fn training_only_the_added_rows_keeps_every_other_weight() {
         embed(&run.join("model"), &GERMAN, "deu-trained")
     );
     assert_ne!(
-        embed(&run.join("init"), &BURMESE, "mya-init"),
-        embed(&run.join("model"), &BURMESE, "mya-trained")
+        embed(&run.join("init"), &LAO, "lao-init"),
+        embed(&run.join("model"), &LAO, "lao-trained")
     );
 
     // A record that does not match the model's rows is refused, naming the file.
