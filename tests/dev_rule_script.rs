@@ -39,6 +39,13 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// The rule's stderr, checking that it refused the input (exit status 2).
+fn refused(args: &[&Path], extra: &[&str]) -> String {
+    let o = rule(args, extra);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 #[test]
 fn picks_the_qualifying_candidate_with_the_highest_mean() {
     let dir = tempfile::tempdir().unwrap();
@@ -113,9 +120,7 @@ fn bad_input_is_named_by_file_and_line() {
     let base = score(dir.path(), "base", [60.0; 4], 70.0, 80.0);
     let broken = dir.path().join("devscore-broken.json");
     std::fs::write(&broken, "{\n\"p_at_1\": 1,\n oops\n}").unwrap();
-    let o = rule(&[&base, &broken], &[]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = refused(&[&base, &broken], &[]);
     assert!(
         err.contains("devscore-broken.json: line 3: not JSON"),
         "{err}"
@@ -123,18 +128,15 @@ fn bad_input_is_named_by_file_and_line() {
 
     let other = dir.path().join("devscore-other.json");
     std::fs::write(&other, r#"{"accuracy": 1}"#).unwrap();
-    let o = rule(&[&base, &other], &[]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = refused(&[&base, &other], &[]);
     assert!(
         err.contains("devscore-other.json: no number 'p_at_1'"),
         "{err}"
     );
 
-    let o = rule(
+    let err = refused(
         &[&base, &base],
         &["--group-folder", dir.path().to_str().unwrap()],
     );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no xxx-eng subfolder"));
+    assert!(err.contains("no xxx-eng subfolder"), "{err}");
 }

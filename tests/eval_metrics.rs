@@ -431,31 +431,18 @@ fn pool_and_sts_suites_refuse_misaligned_files() {
     let data = BenchmarkData::new(root.path());
     let options = EncodeOptions::for_device(tch::Device::Cpu);
     let config = lase::eval::large_pool::PoolConfig { distractors: 2 };
-    let e = lase::eval::large_pool::evaluate(
-        &encoder,
-        data,
-        Some(&["spa_Latn".to_string()]),
-        &options,
-        &config,
-        false,
-    )
-    .unwrap_err()
-    .to_string();
+    let spanish = ["spa_Latn".to_string()];
+    let pool = || {
+        lase::eval::large_pool::evaluate(&encoder, data, Some(&spanish), &options, &config, false)
+    };
+    let e = pool().unwrap_err().to_string();
     assert!(
         e.contains("spa_Latn.devtest") && e.contains("3 lines but eng_Latn.devtest has 2"),
         "{e}"
     );
     // Aligned, it scores.
     std::fs::write(flores.join("spa_Latn.devtest"), "el perro\nel gato\n").unwrap();
-    let r = lase::eval::large_pool::evaluate(
-        &encoder,
-        data,
-        Some(&["spa_Latn".to_string()]),
-        &options,
-        &config,
-        false,
-    )
-    .unwrap();
+    let r = pool().unwrap();
     assert_eq!(r["spa_Latn->eng"].candidates, 4);
 
     let langs = ["en".to_string(), "de".to_string()];

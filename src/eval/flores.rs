@@ -82,12 +82,12 @@ pub fn evaluate(
     let pair = |a: &str, b: &str| -> Result<RetrievalScores> {
         let (sa, va) = &cache[a];
         let (sb, vb) = &cache[b];
-        if sa.len() != sb.len() {
-            return Err(LaseError::bad_file(
-                dir.join(format!("{a}.devtest")),
-                format!("{} lines but {b}.devtest has {}", sa.len(), sb.len()),
-            ));
-        }
+        super::check_aligned(
+            &dir.join(format!("{a}.devtest")),
+            sa.len(),
+            &format!("{b}.devtest"),
+            sb.len(),
+        )?;
         let x = MatrixView::new(va, sa.len(), dim)?;
         let y = MatrixView::new(vb, sb.len(), dim)?;
         bitext_retrieval(&x, &y, Some((sa, sb)))

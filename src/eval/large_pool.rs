@@ -148,17 +148,8 @@ pub fn evaluate(
     for lang in langs.iter().filter(|l| l.as_str() != "eng_Latn") {
         let path = flores.join(format!("{lang}.devtest"));
         let sentences = super::read_test_lines(&path)?;
-        // Line i's gold is English line i: the files must align line for line.
-        if sentences.len() != english.len() {
-            return Err(LaseError::bad_file(
-                path,
-                format!(
-                    "{} lines but eng_Latn.devtest has {}",
-                    sentences.len(),
-                    english.len()
-                ),
-            ));
-        }
+        // Line i's gold is English line i.
+        super::check_aligned(&path, sentences.len(), "eng_Latn.devtest", english.len())?;
         let v = embed_unit_vectors(encoder, &sentences, options, lang, progress)?;
         let queries = MatrixView::new(&v, sentences.len(), dim)?;
         out.insert(

@@ -59,6 +59,18 @@ pub fn read_test_lines(path: impl AsRef<Path>) -> Result<Vec<String>> {
     Ok(lines)
 }
 
+/// Two line-aligned test files (line i of one translates line i of the other) must have as
+/// many lines: an error naming `path` and the other file otherwise.
+pub fn check_aligned(path: &Path, lines: usize, other: &str, other_lines: usize) -> Result<()> {
+    if lines != other_lines {
+        return Err(LaseError::bad_file(
+            path,
+            format!("{lines} lines but {other} has {other_lines}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Embeds sentences (progress bar under `label`) as unit vectors, row-major.
 pub fn embed_unit_vectors(
     encoder: &SentenceEncoder,

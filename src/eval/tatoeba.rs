@@ -78,17 +78,12 @@ pub fn load(dir: &Path, langs: Option<&[String]>) -> Result<Vec<TatoebaSet>> {
             let en_path = dir.join(format!("tatoeba.{lang}-eng.eng"));
             let sentences = super::read_test_lines(&xx_path)?;
             let english = super::read_test_lines(&en_path)?;
-            if sentences.len() != english.len() {
-                return Err(LaseError::bad_file(
-                    &xx_path,
-                    format!(
-                        "{} lines but {} has {}",
-                        sentences.len(),
-                        en_path.display(),
-                        english.len()
-                    ),
-                ));
-            }
+            super::check_aligned(
+                &xx_path,
+                sentences.len(),
+                &en_path.display().to_string(),
+                english.len(),
+            )?;
             Ok(TatoebaSet {
                 lang,
                 sentences,

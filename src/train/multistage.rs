@@ -329,17 +329,18 @@ fn share_teacher_cache(
     if from.exists() && !to.exists() {
         std::fs::create_dir_all(dir).map_err(|e| LaseError::io(dir, e))?;
         // The cache's fingerprint (teacher_cache.rs), then the cache, each linked or copied
-        // whole under a temporary name and renamed: a kill leaves either no file or a
-        // complete one, and the cache last, whose presence skips this step.
+        // atomically (io::atomic::AtomicFile): a kill leaves either no file or a complete
+        // one, and the cache last, whose presence skips this step.
         for name in ["teacher-target.texts", "teacher-target.npy"] {
             let (from, to) = (from.with_file_name(name), to.with_file_name(name));
             if !from.exists() || to.exists() {
                 continue;
             }
             if std::fs::hard_link(&from, &to).is_err() {
-                let partial = to.with_file_name(format!("{name}.partial"));
-                std::fs::copy(&from, &partial).map_err(|e| LaseError::io(&partial, e))?;
-                std::fs::rename(&partial, &to).map_err(|e| LaseError::io(&to, e))?;
+                let mut source = std::fs::File::open(&from).map_err(|e| LaseError::io(&from, e))?;
+                let mut copy = crate::io::atomic::AtomicFile::create(&to)?;
+                std::io::copy(&mut source, copy.writer()).map_err(|e| LaseError::io(&to, e))?;
+                copy.commit()?;
             }
         }
     }
