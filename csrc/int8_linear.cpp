@@ -1,7 +1,7 @@
 // Int8 linear layers for src/model/int8.rs: weights quantised once per output channel,
 // activations quantised per row (per token) at each call, the product in int8 with int32
-// sums by libtorch's `_int_mm` (oneDNN's s8 x s8 -> s32 matmul on x86: VNNI where the CPU
-// has it), the scales applied after it in float, in one pass with the layer's activation
+// sums by oneDNN's s8 x s8 -> s32 GEMM (libtorch's own entry point to it; see
+// `int8_product`: VNNI where the CPU has it, AVX2 or AVX-512 pair sums elsewhere), the scales applied after it in float, in one pass with the layer's activation
 // (exact GELU or ReLU) and residual sum where the CPU has AVX-512F.
 //
 // Why per row and not per call (torch.ao's dynamic Linear, FBGEMM's
@@ -53,6 +53,34 @@ namespace {
 constexpr float kWeightLevels = 63.0f;
 // Activations use the whole symmetric int8 range.
 constexpr float kActivationLevels = 127.0f;
+
+}  // namespace
+
+namespace at::native {
+// libtorch's oneDNN int8 matmul (aten/src/ATen/native/mkldnn/Matmul.cpp: oneDNN's
+// gemm_s8s8s32 for operands contiguous along one dimension), exported by libtorch_cpu but
+// not among its installed headers.
+TORCH_API void mkldnn_matmul_i8i8i32(const at::Tensor& mat1, const at::Tensor& mat2,
+                                     const at::Tensor& result);
+}  // namespace at::native
+
+namespace {
+
+// The int8 product [m, k] x [k, n] with exact int32 sums. libtorch's `_int_mm` hands it to
+// oneDNN only on CPUs with AVX512-VNNI and otherwise runs a scalar reference loop
+// (measured on an AVX2-only EPYC: docs/benchmarks.md, "int8 on an AVX2-only EPYC"), while
+// oneDNN's GEMM has int8 kernels for AVX2 and AVX-512 without VNNI too (vpmaddubsw pair
+// sums: exact with this file's 7-bit weights, kWeightLevels). So the product goes to
+// oneDNN directly; `onednn` = false keeps `_int_mm` (LASE_INT8_MATMUL=libtorch, for
+// comparisons), as does a libtorch built without oneDNN.
+at::Tensor int8_product(const at::Tensor& xq, const at::Tensor& weight_t, bool onednn) {
+  if (!onednn || !at::hasMKLDNN()) {
+    return at::_int_mm(xq, weight_t);
+  }
+  at::Tensor out = at::empty({xq.size(0), weight_t.size(1)}, xq.options().dtype(at::kInt));
+  at::native::mkldnn_matmul_i8i8i32(xq, weight_t, out);
+  return out;
+}
 
 struct Int8Weights {
   at::Tensor weight_t;  // int8 [in, out], the transpose of a contiguous [out, in]
@@ -305,10 +333,11 @@ void* lase_int8_linear_pack(const at::Tensor* weight, const at::Tensor* bias, ch
 // weights in int32, scaled back, then `epilogue`'s activation (kEpilogue*) and the
 // residual (float [..., out], or null) in the same pass where the CPU has AVX-512F.
 // `fuse` = false runs the activation and the residual as separate libtorch operations
-// after the scales (for comparisons). Returns an owned tensor, or null with `err` set.
+// after the scales (for comparisons); `onednn` = false multiplies with libtorch's `_int_mm`
+// instead of oneDNN's GEMM (`int8_product`). Returns an owned tensor, or null with `err` set.
 at::Tensor* lase_int8_linear_forward(const at::Tensor* input, const void* handle, int epilogue,
-                                     const at::Tensor* residual, bool fuse, char* err,
-                                     size_t err_len) {
+                                     const at::Tensor* residual, bool fuse, bool onednn,
+                                     char* err, size_t err_len) {
   try {
     const auto* packed = static_cast<const Int8Weights*>(handle);
     if (input->dim() < 1 || input->size(-1) != packed->in_features) {
@@ -348,7 +377,7 @@ at::Tensor* lase_int8_linear_forward(const at::Tensor* input, const void* handle
         quantize_row(xp + i * k, qp + i * k, k, sp + i);
       }
     });
-    const at::Tensor acc = at::_int_mm(xq, packed->weight_t).contiguous();
+    const at::Tensor acc = int8_product(xq, packed->weight_t, onednn).contiguous();
     at::Tensor out = at::empty({m, n}, x.options());
     const int32_t* ap = acc.data_ptr<int32_t>();
     const float* cp = packed->scales.data_ptr<float>();

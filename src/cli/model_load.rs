@@ -33,7 +33,8 @@ impl std::str::FromStr for PrecisionChoice {
 #[derive(Args, Clone, Debug)]
 pub struct PrecisionArgs {
     /// Numeric precision of the forward pass: auto (default: bf16 on CPUs with AMX, int8
-    /// on CPUs with VNNI and no AMX, bf16 on other AVX512-BF16 CPUs, else f32, each only
+    /// on CPUs with VNNI and no AMX, bf16 on other AVX512-BF16 CPUs, int8 on other AVX2
+    /// CPUs, else f32, each only
     /// where the model's vectors stay within cosine 0.95 of f32 on 32 probe sentences;
     /// prints what it picked and why), f32 (exact), bf16 (bfloat16 products), int8 (int8
     /// linear layers, activations quantised per token; CPU only). bf16 kept FLORES and

@@ -10,7 +10,10 @@
 //!   AVX-512 EPYC (VNNI and AVX512-BF16, no AMX) it encoded faster than bf16 and kept
 //!   Tatoeba and FLORES P@1 within the 0.5 of float32;
 //! - otherwise AVX512-BF16: bf16;
-//! - otherwise (AVX2-only CPUs, where int8's speed is not measured) and on a GPU: float32.
+//! - otherwise AVX2: int8 again, on oneDNN's AVX2 kernels (u8 x s8 pair sums, exact with
+//!   int8.rs's 7-bit weights): 1.87x float32 on an AVX2-only EPYC with vectors identical to
+//!   the VNNI CPUs' kernel (docs/benchmarks.md, "int8 on an AVX2-only EPYC");
+//! - otherwise (no AVX2) and on a GPU: float32.
 //!
 //! The candidate is then checked on this model: 32 sentences in 16 languages
 //! (probe_sentences.txt, written for this check, in no test set) are encoded in float32
@@ -77,9 +80,17 @@ pub fn cpu_candidate<S: AsRef<str>>(flags: &[S]) -> (Precision, &'static str) {
     if crate::runtime::has_fast_bf16(flags) {
         return (Precision::Bf16, "the CPU has AVX512-BF16");
     }
+    // oneDNN's AVX2 int8 GEMM (pair sums of u8 x s8 products): 1.87x float32 on an
+    // AVX2-only EPYC (docs/benchmarks.md, "int8 on an AVX2-only EPYC").
+    if has("avx2") {
+        return (
+            Precision::Int8,
+            "the CPU has AVX2 int8 products (no AMX, VNNI or AVX512-BF16)",
+        );
+    }
     (
         Precision::F32,
-        "the CPU has neither AMX, VNNI nor AVX512-BF16",
+        "the CPU has neither AMX, VNNI, AVX512-BF16 nor AVX2",
     )
 }
 
@@ -164,7 +175,7 @@ mod tests {
         let avx2_epyc = flags("avx avx2 fma f16c");
         assert_eq!(cpu_candidate(&amx_xeon).0, Precision::Bf16);
         assert_eq!(cpu_candidate(&avx512_epyc).0, Precision::Int8);
-        assert_eq!(cpu_candidate(&avx2_epyc).0, Precision::F32);
+        assert_eq!(cpu_candidate(&avx2_epyc).0, Precision::Int8);
         // Unmeasured kinds follow the same order: VNNI without AMX (e.g. Ice Lake) int8,
         // AVX512-BF16 alone bf16.
         assert_eq!(
@@ -175,6 +186,8 @@ mod tests {
             cpu_candidate(&flags("avx2 avx512f avx512_bf16")).0,
             Precision::Bf16
         );
+        // Without AVX2 (older x86, other architectures): float32.
+        assert_eq!(cpu_candidate(&flags("sse4_2 avx")).0, Precision::F32);
         assert_eq!(cpu_candidate::<&str>(&[]).0, Precision::F32);
     }
 }

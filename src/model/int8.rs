@@ -6,8 +6,10 @@
 //! call): a row's output depends on that row alone, so no sentence sets another's scale,
 //! and an outlier token costs precision to itself only (a model's vector can still move
 //! with its batch at int8's noise level, through float32 attention's last bits:
-//! tests/parity_minilm.rs bounds it). The product is libtorch's `_int_mm` (oneDNN's s8 x s8 -> s32 matmul), reached
-//! through csrc/int8_linear.cpp with the quantisation around it; the pass that rescales
+//! tests/parity_minilm.rs bounds it). The product is oneDNN's s8 x s8 -> s32 GEMM, reached
+//! through libtorch's entry point to it from csrc/int8_linear.cpp with the quantisation
+//! around it (libtorch's own `_int_mm` uses oneDNN only on CPUs with AVX512-VNNI and a
+//! scalar loop elsewhere; `LASE_INT8_MATMUL=libtorch` keeps it, for comparisons); the pass that rescales
 //! the int32 sums also applies GELU or ReLU and adds a residual (the layer's output is
 //! written once; `LASE_INT8_EPILOGUE=separate` runs them as libtorch operations after
 //! it, for comparisons). CPU only, inference only:
@@ -35,6 +37,7 @@ unsafe extern "C" {
         epilogue: i32,
         residual: *const C_tensor,
         fuse: bool,
+        onednn: bool,
         err: *mut c_char,
         err_len: usize,
     ) -> *mut C_tensor;
@@ -150,13 +153,24 @@ impl Int8Linear {
         act: Option<Activation>,
         residual: Option<&Tensor>,
     ) -> Result<Tensor> {
+        self.forward_on(x, act, residual, int8_matmul_wanted())
+    }
+
+    /// [`Self::try_forward_with`] with the int8 product taken from `matmul`.
+    fn forward_on(
+        &self,
+        x: &Tensor,
+        act: Option<Activation>,
+        residual: Option<&Tensor>,
+        matmul: Int8Matmul,
+    ) -> Result<Tensor> {
         let epilogue = match act {
             None => EPILOGUE_NONE,
             Some(Activation::Gelu) => EPILOGUE_GELU,
             Some(Activation::Relu) => EPILOGUE_RELU,
             // No epilogue of its own: the activation, then the residual, after the product.
             Some(other @ (Activation::GeluTanh | Activation::Silu)) => {
-                let out = other.apply(&self.try_forward_with(x, None, None)?);
+                let out = other.apply(&self.forward_on(x, None, None, matmul)?);
                 return Ok(match residual {
                     Some(r) => out + r,
                     None => out,
@@ -173,6 +187,7 @@ impl Int8Linear {
                 epilogue,
                 residual.map_or(std::ptr::null(), |r| r.as_ptr()),
                 fused_epilogue_wanted(),
+                matmul == Int8Matmul::OneDnn,
                 err.as_mut_ptr().cast(),
                 err.len(),
             )
@@ -218,6 +233,25 @@ const EPILOGUE_RELU: i32 = 2;
 fn fused_epilogue_wanted() -> bool {
     static FUSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *FUSED.get_or_init(|| std::env::var("LASE_INT8_EPILOGUE").map_or(true, |v| v != "separate"))
+}
+
+/// Which kernel multiplies the int8 operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Int8Matmul {
+    /// oneDNN's GEMM through libtorch's entry point to it: VNNI, AVX-512 or AVX2 kernels,
+    /// whichever the CPU runs (the default).
+    OneDnn,
+    /// libtorch's `_int_mm`: oneDNN on CPUs with AVX512-VNNI, a scalar loop elsewhere
+    /// (`LASE_INT8_MATMUL=libtorch`, for comparisons).
+    Libtorch,
+}
+
+fn int8_matmul_wanted() -> Int8Matmul {
+    static MATMUL: std::sync::OnceLock<Int8Matmul> = std::sync::OnceLock::new();
+    *MATMUL.get_or_init(|| match std::env::var("LASE_INT8_MATMUL").as_deref() {
+        Ok("libtorch") => Int8Matmul::Libtorch,
+        _ => Int8Matmul::OneDnn,
+    })
 }
 
 impl Drop for Int8Linear {
@@ -305,6 +339,47 @@ mod tests {
             "{:?}",
             Vec::<f32>::try_from(got.get(3)).unwrap()
         );
+    }
+
+    /// oneDNN's GEMM (the default) and libtorch's `_int_mm` (a scalar loop on CPUs
+    /// without AVX512-VNNI) give the same outputs to the bit, on operands at int8's
+    /// extremes: every activation at +-127 and every weight at +-63, signs aligned so that
+    /// each pair of products reaches the largest sum an x86 int16 pair (vpmaddubsw, u8 x s8)
+    /// can hold with 7-bit weights, 255 x 63 x 2 = 32130, and its negative; plus random
+    /// operands. Both equal the exact integer reference.
+    #[test]
+    fn onednn_and_libtorch_products_agree_at_the_extremes() {
+        tch::manual_seed(13);
+        let (rows, width_in, width_out) = (9i64, 384i64, 40i64);
+        let signs =
+            Tensor::randint(2, [width_out, width_in], (Kind::Float, Device::Cpu)) * 2.0 - 1.0;
+        let w = &signs * 0.5;
+        // Row i copies weight row i's signs (sums +63 x 127 x 384), row i + 1 their opposite.
+        let aligned = signs.narrow(0, 0, 4) * 3.0;
+        let opposed = -signs.narrow(0, 0, 4) * 3.0;
+        let random = Tensor::randn([1, width_in], (Kind::Float, Device::Cpu));
+        let x = Tensor::cat(&[&aligned, &opposed, &random], 0);
+        assert_eq!(x.size()[0], rows);
+        let q = Int8Linear::pack(&w, None).unwrap();
+        let onednn = q.forward_on(&x, None, None, Int8Matmul::OneDnn).unwrap();
+        let libtorch = q.forward_on(&x, None, None, Int8Matmul::Libtorch).unwrap();
+        assert!(
+            onednn.equal(&libtorch),
+            "the two kernels differ: {}",
+            f64::try_from((&onednn - &libtorch).abs().max()).unwrap()
+        );
+        let want = reference_product(&x, &w);
+        let worst = f64::try_from(
+            ((onednn.to_kind(Kind::Double) - &want).abs() / (want.abs() + 1e-6)).max(),
+        )
+        .unwrap();
+        assert!(
+            worst < 1e-6,
+            "worst relative difference to the exact sums: {worst}"
+        );
+        // The aligned rows reach the extreme sums (127 x 63 x 384 in units of both scales).
+        let top = f64::try_from(want.get(0).get(0)).unwrap();
+        assert!(top > 0.0 && f64::try_from(want.get(4).get(0)).unwrap() < 0.0);
     }
 
     #[test]
