@@ -66,12 +66,13 @@ TORCH_API void mkldnn_matmul_i8i8i32(const at::Tensor& mat1, const at::Tensor& m
 
 namespace {
 
-// The int8 product [m, k] x [k, n] with exact int32 sums. libtorch's `_int_mm` hands it to
-// oneDNN only on CPUs with AVX512-VNNI and otherwise runs a scalar reference loop
-// (measured on an AVX2-only EPYC: docs/benchmarks.md, "int8 on an AVX2-only EPYC"), while
-// oneDNN's GEMM has int8 kernels for AVX2 and AVX-512 without VNNI too (vpmaddubsw pair
-// sums: exact with this file's 7-bit weights, kWeightLevels). So the product goes to
-// oneDNN directly; `onednn` = false keeps `_int_mm` (LASE_INT8_MATMUL=libtorch, for
+// The int8 product [m, k] x [k, n] with exact int32 sums. libtorch's `_int_mm` reached
+// oneDNN on the VNNI CPUs measured, but on an AVX2-only EPYC it ran a reference loop of its
+// own (the encode's threads inside at::native::_int_mm_out_cpu, no oneDNN frame; 7
+// sentences/s against 299 through oneDNN: docs/benchmarks.md, "int8 on an AVX2-only EPYC"),
+// while oneDNN's GEMM has int8 kernels for CPUs without VNNI too (vpmaddubsw pair sums:
+// exact with this file's 7-bit weights, kWeightLevels). So the product goes to oneDNN
+// directly; `onednn` = false keeps `_int_mm` (LASE_INT8_MATMUL=libtorch, for
 // comparisons), as does a libtorch built without oneDNN.
 at::Tensor int8_product(const at::Tensor& xq, const at::Tensor& weight_t, bool onednn) {
   if (!onednn || !at::hasMKLDNN()) {

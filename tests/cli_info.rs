@@ -75,13 +75,15 @@ fn the_machine_report_matches_proc_cpuinfo() {
         );
     }
     // The hardware pick follows the documented order: AMX -> bf16, VNNI -> int8,
-    // AVX512-BF16 -> bf16, else f32.
+    // AVX512-BF16 -> bf16, AVX2 -> int8, else f32.
     let expected = if flags.contains(&"amx_bf16") {
         "bf16"
     } else if flags.contains(&"avx512_vnni") || flags.contains(&"avx_vnni") {
         "int8"
     } else if flags.contains(&"avx512_bf16") {
         "bf16"
+    } else if flags.contains(&"avx2") {
+        "int8"
     } else {
         "f32"
     };

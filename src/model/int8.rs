@@ -8,8 +8,8 @@
 //! with its batch at int8's noise level, through float32 attention's last bits:
 //! tests/parity_minilm.rs bounds it). The product is oneDNN's s8 x s8 -> s32 GEMM, reached
 //! through libtorch's entry point to it from csrc/int8_linear.cpp with the quantisation
-//! around it (libtorch's own `_int_mm` uses oneDNN only on CPUs with AVX512-VNNI and a
-//! scalar loop elsewhere; `LASE_INT8_MATMUL=libtorch` keeps it, for comparisons); the pass that rescales
+//! around it (libtorch's own `_int_mm` ran a reference loop of its own on an AVX2-only
+//! CPU, 43x slower; `LASE_INT8_MATMUL=libtorch` keeps it, for comparisons); the pass that rescales
 //! the int32 sums also applies GELU or ReLU and adds a residual (the layer's output is
 //! written once; `LASE_INT8_EPILOGUE=separate` runs them as libtorch operations after
 //! it, for comparisons). CPU only, inference only:
@@ -241,8 +241,8 @@ enum Int8Matmul {
     /// oneDNN's GEMM through libtorch's entry point to it: VNNI, AVX-512 or AVX2 kernels,
     /// whichever the CPU runs (the default).
     OneDnn,
-    /// libtorch's `_int_mm`: oneDNN on CPUs with AVX512-VNNI, a scalar loop elsewhere
-    /// (`LASE_INT8_MATMUL=libtorch`, for comparisons).
+    /// libtorch's `_int_mm`: oneDNN on the VNNI CPUs measured, a reference loop on an
+    /// AVX2-only one (`LASE_INT8_MATMUL=libtorch`, for comparisons).
     Libtorch,
 }
 
@@ -341,8 +341,8 @@ mod tests {
         );
     }
 
-    /// oneDNN's GEMM (the default) and libtorch's `_int_mm` (a scalar loop on CPUs
-    /// without AVX512-VNNI) give the same outputs to the bit, on operands at int8's
+    /// oneDNN's GEMM (the default) and libtorch's `_int_mm` (its own reference loop on an
+    /// AVX2-only CPU) give the same outputs to the bit, on operands at int8's
     /// extremes: every activation at +-127 and every weight at +-63, signs aligned so that
     /// each pair of products reaches the largest sum an x86 int16 pair (vpmaddubsw, u8 x s8)
     /// can hold with 7-bit weights, 255 x 63 x 2 = 32130, and its negative; plus random
