@@ -11,8 +11,9 @@
 //!   Tatoeba and FLORES P@1 within the issue's 0.5 of float32;
 //! - otherwise AVX512-BF16: bf16;
 //! - otherwise AVX2: int8 again, on oneDNN's AVX2 kernels (u8 x s8 pair sums, exact with
-//!   int8.rs's 7-bit weights): 1.87x float32 on an AVX2-only EPYC with vectors identical to
-//!   the VNNI CPUs' kernel (docs/benchmarks.md, "int8 on an AVX2-only EPYC");
+//!   int8.rs's 7-bit weights): 1.61x float32 on an AVX2-only EPYC (316.6 vs 196.4
+//!   sentences/s), FLORES P@1 within 0.36 of float32 (docs/benchmarks.md, "int8 on an
+//!   AVX2-only EPYC");
 //! - otherwise (no AVX2) and on a GPU: float32.
 //!
 //! The candidate is then checked on this model: 32 sentences in 16 languages
@@ -80,7 +81,7 @@ pub fn cpu_candidate<S: AsRef<str>>(flags: &[S]) -> (Precision, &'static str) {
     if crate::runtime::has_fast_bf16(flags) {
         return (Precision::Bf16, "the CPU has AVX512-BF16");
     }
-    // oneDNN's AVX2 int8 GEMM (pair sums of u8 x s8 products): 1.87x float32 on an
+    // oneDNN's AVX2 int8 GEMM (pair sums of u8 x s8 products): 1.61x float32 on an
     // AVX2-only EPYC (docs/benchmarks.md, "int8 on an AVX2-only EPYC").
     if has("avx2") {
         return (

@@ -9,7 +9,7 @@
 //! tests/parity_minilm.rs bounds it). The product is oneDNN's s8 x s8 -> s32 GEMM, reached
 //! through libtorch's entry point to it from csrc/int8_linear.cpp with the quantisation
 //! around it (libtorch's own `_int_mm` ran a reference loop of its own on an AVX2-only
-//! CPU, 43x slower; `LASE_INT8_MATMUL=libtorch` keeps it, for comparisons); the pass that rescales
+//! CPU, 45x slower; `LASE_INT8_MATMUL=libtorch` keeps it, for comparisons); the pass that rescales
 //! the int32 sums also applies GELU or ReLU and adds a residual (the layer's output is
 //! written once; `LASE_INT8_EPILOGUE=separate` runs them as libtorch operations after
 //! it, for comparisons). CPU only, inference only:

@@ -4,7 +4,7 @@
 # avx_vnni, no amx*): encode against sentence-transformers' PyTorch, ONNX Runtime and
 # OpenVINO backends (f32 and int8), exact k-NN against faiss at every OpenBLAS core type
 # this CPU runs, and `lase serve` at 1/8/64 clients against lase's in-process rate, with
-# `--precision auto` and f32. Nothing else runs on the machine meanwhile.
+# `--precision auto`. Nothing else runs on the machine meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 OUT=bench/results/epyc-zen3-2026-11-27-s14
