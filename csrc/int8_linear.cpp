@@ -1,8 +1,9 @@
 // Int8 linear layers for src/model/int8.rs: weights quantised once per output channel,
 // activations quantised per row (per token) at each call, the product in int8 with int32
 // sums by oneDNN's s8 x s8 -> s32 GEMM (libtorch's own entry point to it; see
-// `int8_product`: VNNI where the CPU has it, AVX2 or AVX-512 pair sums elsewhere), the scales applied after it in float, in one pass with the layer's activation
-// (exact GELU or ReLU) and residual sum where the CPU has AVX-512F.
+// `int8_product`: VNNI where the CPU has it, AVX2 or AVX-512 pair sums elsewhere), the
+// scales applied after it in float, in one pass with the layer's activation (exact GELU
+// or ReLU) and residual sum where the CPU has AVX-512F.
 //
 // Why per row and not per call (torch.ao's dynamic Linear, FBGEMM's
 // quantized::linear_dynamic, ONNX Runtime's dynamic int8): one scale per call comes from

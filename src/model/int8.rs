@@ -354,7 +354,8 @@ mod tests {
         let signs =
             Tensor::randint(2, [width_out, width_in], (Kind::Float, Device::Cpu)) * 2.0 - 1.0;
         let w = &signs * 0.5;
-        // Row i copies weight row i's signs (sums +63 x 127 x 384), row i + 1 their opposite.
+        // Rows 0-3 copy weight rows 0-3's signs (sums +63 x 127 x 384), rows 4-7 their
+        // opposites (the negative sums), row 8 is random.
         let aligned = signs.narrow(0, 0, 4) * 3.0;
         let opposed = -signs.narrow(0, 0, 4) * 3.0;
         let random = Tensor::randn([1, width_in], (Kind::Float, Device::Cpu));
