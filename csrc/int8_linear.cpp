@@ -67,10 +67,12 @@ TORCH_API void mkldnn_matmul_i8i8i32(const at::Tensor& mat1, const at::Tensor& m
 
 namespace {
 
-// The int8 product [m, k] x [k, n] with exact int32 sums. libtorch's `_int_mm` reached
-// oneDNN on the VNNI CPUs measured, but on an AVX2-only EPYC it ran a reference loop of its
-// own (the encode's threads inside at::native::_int_mm_out_cpu, no oneDNN frame; 7
-// sentences/s against 299 through oneDNN: docs/benchmarks.md, "int8 on an AVX2-only EPYC"),
+// The int8 product [m, k] x [k, n] with exact int32 sums. libtorch's `_int_mm` calls oneDNN
+// only where `at::cpu::is_avx512_vnni_supported()` (aten/src/ATen/native/LinearAlgebra.cpp,
+// _int_mm_out_cpu) and runs a scalar reference loop elsewhere: on an AVX2-only EPYC the
+// encode's threads sat inside at::native::_int_mm_out_cpu, no oneDNN frame, 7 sentences/s
+// against 299 through oneDNN (docs/benchmarks.md, "int8 on an AVX2-only EPYC"); CPUs with
+// AVX-VNNI but no AVX512-VNNI take the same loop,
 // while oneDNN's GEMM has int8 kernels for CPUs without VNNI too (vpmaddubsw pair sums:
 // exact with this file's 7-bit weights, kWeightLevels). So the product goes to oneDNN
 // directly; `onednn` = false keeps `_int_mm` (LASE_INT8_MATMUL=libtorch, for

@@ -241,8 +241,9 @@ enum Int8Matmul {
     /// oneDNN's GEMM through libtorch's entry point to it: VNNI, AVX-512 or AVX2 kernels,
     /// whichever the CPU runs (the default).
     OneDnn,
-    /// libtorch's `_int_mm`: oneDNN on the VNNI CPUs measured, a reference loop on an
-    /// AVX2-only one (`LASE_INT8_MATMUL=libtorch`, for comparisons).
+    /// libtorch's `_int_mm`: oneDNN on CPUs with AVX512-VNNI, a scalar reference loop on
+    /// every other CPU (its source gates oneDNN on `is_avx512_vnni_supported()`;
+    /// `LASE_INT8_MATMUL=libtorch`, for comparisons).
     Libtorch,
 }
 
