@@ -3,6 +3,9 @@
 # the setup already done here), then run 15's two CPU arms (rule-run15.md of the thirteenth
 # session) in f32 (this Zen 3 has no bf16 hardware), one after the other, each resumable:
 # the session that finds them at step 500 scores them with scripts/score_arms.sh.
+# As run: its shell was stopped (kill) while its cargo test ran, which went on writing
+# checks.txt; the arms gave way to a shorter lase-mini continuation that fits the session
+# (mini_s15.sh) and were not started.
 set -uo pipefail
 cd /work/main
 R=bench/results/epyc-zen3-2026-11-27-s15
