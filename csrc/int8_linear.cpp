@@ -72,11 +72,10 @@ namespace {
 // _int_mm_out_cpu) and runs a scalar reference loop elsewhere: on an AVX2-only EPYC the
 // encode's threads sat inside at::native::_int_mm_out_cpu, no oneDNN frame, 7 sentences/s
 // against 299 through oneDNN (docs/benchmarks.md, "int8 on an AVX2-only EPYC"); CPUs with
-// AVX-VNNI but no AVX512-VNNI take the same loop,
-// while oneDNN's GEMM has int8 kernels for CPUs without VNNI too (vpmaddubsw pair sums:
-// exact with this file's 7-bit weights, kWeightLevels). So the product goes to oneDNN
-// directly; `onednn` = false keeps `_int_mm` (LASE_INT8_MATMUL=libtorch, for
-// comparisons), as does a libtorch built without oneDNN.
+// AVX-VNNI but no AVX512-VNNI take the same loop, while oneDNN's GEMM has int8 kernels
+// for CPUs without VNNI too (vpmaddubsw pair sums: exact with this file's 7-bit weights,
+// kWeightLevels). So the product goes to oneDNN directly; `onednn` = false keeps `_int_mm`
+// (LASE_INT8_MATMUL=libtorch, for comparisons), as does a libtorch built without oneDNN.
 at::Tensor int8_product(const at::Tensor& xq, const at::Tensor& weight_t, bool onednn) {
   if (!onednn || !at::hasMKLDNN()) {
     return at::_int_mm(xq, weight_t);

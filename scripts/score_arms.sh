@@ -6,7 +6,9 @@
 # scripts/default_model_eval.sh.
 #   scripts/score_arms.sh NAME OUT_DIR     e.g. scripts/score_arms.sh run15 bench/results/X/run15-arms
 # Steps, each resumed or repeated safely after a kill:
-#  1. each arm trained to its last step (`lase train` resumes from its checkpoint);
+#  1. each arm trained to its last step (`lase train` resumes from its checkpoint), in
+#     LASE_TRAIN_PRECISION (default bf16; f32 on a CPU without AVX512-BF16 or AMX, where
+#     bf16 is emulated: keep an arm's precision when it resumes);
 #  2. each arm's last model (and its best-dev model where that differs) exported to f16, as
 #     shipped; M = 0.5 A2 + 0.5 A4; the default + 0.3 / 0.5 of the way to M;
 #  3. `lase dev-score` of the default and every candidate (configs/lase-base-non-pivot-cpu-anneal.toml's
@@ -18,6 +20,7 @@ cd "$(dirname "$0")/.."
 name=${1:?NAME, as in configs/lase-base-NAME-mse2-cpu.toml}
 out=${2:?OUT_DIR for the dev scores and the outcome}
 LASE=${LASE:-./target/release/lase}
+precision=${LASE_TRAIN_PRECISION:-bf16}
 rule_args=${LASE_RULE_ARGS:---min-gain 0.3 --max-agreement-loss 0.5 --group-folder ../shared/data/parallel-news}
 mkdir -p "$out"
 tag=${name/run/r}
@@ -29,7 +32,7 @@ for a in 2 4; do
   steps=$(sed -n 's/^steps = \([0-9]*\)$/\1/p' "$config" | head -1)
   step=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" "$run/checkpoint/state.json" 2>/dev/null || echo 0)
   if [ "$step" -lt "$steps" ] || ! [ -f "$run/model/model.safetensors" ]; then
-    $LASE --threads 2 train --config "$config" --out "$run" --precision bf16
+    $LASE --threads 2 train --config "$config" --out "$run" --precision "$precision"
   fi
   cp "$run/metrics.jsonl" "$out/metrics-$name-mse$a-cpu.jsonl"
   $LASE export --model "$run/model" --output "runs/${tag}a$a-model-f16" --dtype f16 2>&1 | tee "$out/export-${tag}a$a-model.txt"
