@@ -19,16 +19,19 @@
 #     per-language Tatoeba comparison, OUT_DIR/tatoeba_shipped_to_NAME.txt;
 #  4. with --install and a chosen candidate: copied into models/lase-mini (sha256sum -c of its
 #     checksums), the README's main job run in f32 and under LASE_PRECISION=auto
-#     (OUT_DIR/run_f32.txt, run_auto.txt), and its test sets in int8 (OUT_DIR/eval-NAME-int8/).
+#     (OUT_DIR/run_f32.txt, run_auto.txt), and its test sets in int8 (OUT_DIR/eval-NAME-int8/,
+#     per-language Tatoeba against f32: OUT_DIR/tatoeba_NAME_f32_to_int8.txt).
 # Prints the rule's lines and, last, "chosen: NAME" or "chosen: none".
 set -euo pipefail
 cd "$(dirname "$0")/.."
+trap 'echo "score_mini.sh: failed at line $LINENO (its outputs: ${out:-OUT_DIR})" >&2' ERR
 install=0
 if [ "${1:-}" = --install ]; then install=1; shift; fi
 out=${1:?OUT_DIR}
 tag=${2:?TAG, a name for this comparison}
 shift 2
 [ $# -ge 1 ] || { echo "score_mini.sh: no CANDIDATE" >&2; exit 2; }
+[[ $tag =~ ^[A-Za-z0-9_-]+$ ]] || { echo "score_mini.sh: TAG '$tag': letters, digits, _ and - only" >&2; exit 2; }
 LASE=${LASE:-./target/release/lase}
 rule_args=${LASE_RULE_ARGS:---min-gain 0.3}
 mkdir -p "$out"
@@ -60,13 +63,16 @@ for c in "$@"; do
   fi
   names+=("$(basename "$c")")
 done
+# Each candidate's dev scores are kept under its folder's name: two alike would share them.
+dup=$(printf '%s\n' "${names[@]}" shipped | sort | uniq -d)
+[ -z "$dup" ] || { echo "score_mini.sh: candidates named alike (or 'shipped'): $dup" >&2; exit 2; }
 
 # 1. Dev scores, the shipped student scored again by the same binary.
 score() { # model json
   [ -f "$2" ] && return 0
   { echo "\$ lase --threads 2 dev-score --model $1 --config configs/lase-mini.toml --set run.dev_max_pairs=0 --json $(basename "$2")"
     $LASE --threads 2 dev-score --model "$1" --config configs/lase-mini.toml \
-      --set run.dev_max_pairs=0 --json "$2.tmp" 2>&1 | grep -v '^\s*$' | tail -2; } > "${2%.json}.txt"
+      --set run.dev_max_pairs=0 --json "$2.tmp" 2>&1 | { grep -v '^\s*$' || true; } | tail -2; } > "${2%.json}.txt"
   mv "$2.tmp" "$2"
 }
 score models/lase-mini "$out/devscore-mini-$tag-shipped.json"
@@ -117,5 +123,7 @@ if [ "$install" = 1 ] && [ -n "$chosen" ]; then
   PRECISION=int8 scripts/default_model_eval.sh "$read_model" "runs/eval/lase-mini-$tag-$read_name-int8" \
     > "$out/eval-$read_name-int8.txt" 2>&1
   rm -rf "$out/eval-$read_name-int8" && cp -r "runs/eval/lase-mini-$tag-$read_name-int8" "$out/eval-$read_name-int8"
+  python3 scripts/tatoeba_compare.py "$out/eval-$read_name/eval-tatoeba112.json" \
+    "$out/eval-$read_name-int8/eval-tatoeba112.json" > "$out/tatoeba_${read_name}_f32_to_int8.txt"
 fi
 echo "chosen: ${chosen:-none}"

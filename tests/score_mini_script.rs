@@ -1,7 +1,7 @@
 //! scripts/score_mini.sh, the sequence that judges lase-mini candidates: what it refuses
 //! before it scores anything (a run that has not reached its recipe's last step, a folder
-//! that is neither a model nor a run, no candidate), each with its exit status and a
-//! message naming the folder. Its scoring path needs the shipped models and the dev data
+//! that is neither a model nor a run, two candidates named alike, a tag sed cannot take, no
+//! candidate), each with its exit status and a message naming the folder. Its scoring path needs the shipped models and the dev data
 //! (bench/results/epyc-zen3-2026-11-28-s16/score_mini_verify/ records it run on a real run).
 
 use std::path::{Path, PathBuf};
@@ -86,6 +86,34 @@ fn a_folder_that_is_neither_model_nor_run_is_named() {
         e.contains("odd-folder") && e.contains("neither a model folder"),
         "{e}"
     );
+}
+
+#[test]
+fn candidates_named_alike_are_refused() {
+    // Their dev scores would be kept under one name, the second given the first's.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a/export"), dir.path().join("b/export"));
+    for m in [&a, &b] {
+        std::fs::create_dir_all(m).unwrap();
+        std::fs::write(m.join("modules.json"), b"[]").unwrap();
+    }
+    let o = run_script(&dir.path().join("out"), &[&a, &b]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("named alike") && e.contains("export"), "{e}");
+}
+
+#[test]
+fn a_tag_outside_letters_digits_and_dashes_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("model");
+    std::fs::create_dir_all(&m).unwrap();
+    std::fs::write(m.join("modules.json"), b"[]").unwrap();
+    let tag = PathBuf::from("a/b");
+    let out = dir.path().join("out");
+    let o = run(&[&out, &tag, &m]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("TAG 'a/b'"), "{}", stderr(&o));
 }
 
 #[test]
