@@ -91,16 +91,14 @@ chosen=$(sed -n "s/^chosen: mini-$tag-\(.*\)$/\1/p" "$out/rule_outcome.txt")
 # 3. Test sets, after the choice: the chosen candidate, or the best-scoring one.
 read_name=$chosen
 if [ -z "$read_name" ]; then
+  # The retrieval mean as the rule computes it (scripts/dev_rule.py's measure).
   read_name=$(python3 - "$tag" "${jsons[@]}" <<'PY'
-import json, os, sys
+import sys
+sys.path.insert(0, "scripts")
+from dev_rule import measure
 tag, files = sys.argv[1], sys.argv[2:]
-def mean(j):
-    cols = [j["p_at_1"], j["pooled_p_at_1"]]
-    if isinstance(j.get("non_pivot"), dict):
-        cols += [j["non_pivot"]["p_at_1"], j["non_pivot"]["pooled_p_at_1"]]
-    return sum(cols) / len(cols)
-best = max(files, key=lambda f: mean(json.load(open(f))))
-print(os.path.basename(best)[len(f"devscore-mini-{tag}-"):-len(".json")])
+best = max((measure(f, None) for f in files), key=lambda row: row["mean"])
+print(best["tag"][len(f"mini-{tag}-"):])
 PY
 )
 fi

@@ -1,8 +1,9 @@
 //! scripts/score_mini.sh, the sequence that judges lase-mini candidates: what it refuses
 //! before it scores anything (a run that has not reached its recipe's last step, a folder
 //! that is neither a model nor a run, two candidates named alike, a tag sed cannot take, no
-//! candidate), each with its exit status and a message naming the folder. Its scoring path needs the shipped models and the dev data
-//! (bench/results/epyc-zen3-2026-11-28-s16/score_mini_verify/ records it run on a real run).
+//! candidate), each with its exit status and a message naming the folder. Its scoring path
+//! needs the shipped models and the dev data (bench/results/epyc-zen3-2026-11-28-s16/
+//! score_mini_verify/ records it run on a real run).
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
