@@ -17,6 +17,7 @@
 #     and the WMT-news languages' dev group >= the default's (LASE_RULE_ARGS replaces these).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/run_progress.sh
 name=${1:?NAME, as in configs/lase-base-NAME-mse2-cpu.toml}
 out=${2:?OUT_DIR for the dev scores and the outcome}
 LASE=${LASE:-./target/release/lase}
@@ -29,8 +30,9 @@ for a in 2 4; do
   config=configs/lase-base-$name-mse$a-cpu.toml
   run=runs/lase-base-$name-mse$a-cpu
   [ -f "$config" ] || { echo "score_arms.sh: no $config" >&2; exit 2; }
-  steps=$(sed -n 's/^steps = \([0-9]*\)$/\1/p' "$config" | head -1)
-  step=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" "$run/checkpoint/state.json" 2>/dev/null || echo 0)
+  steps=$(recipe_steps "$config")
+  step=$(checkpoint_step "$run")
+  [ -n "$steps" ] || { echo "score_arms.sh: $config has no 'steps = N' line" >&2; exit 2; }
   if [ "$step" -lt "$steps" ] || ! [ -f "$run/model/model.safetensors" ]; then
     $LASE --threads 2 train --config "$config" --out "$run" --precision "$precision"
   fi

@@ -24,6 +24,7 @@
 # Prints the rule's lines and, last, "chosen: NAME" or "chosen: none".
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/run_progress.sh
 trap 'echo "score_mini.sh: failed at line $LINENO (its outputs: ${out:-OUT_DIR})" >&2' ERR
 install=0
 if [ "${1:-}" = --install ]; then install=1; shift; fi
@@ -41,9 +42,8 @@ names=() models=()
 for c in "$@"; do
   c=${c%/}
   if [ -d "$c/distill" ]; then
-    steps=$(sed -n 's/^steps = \([0-9]*\)$/\1/p' "$c/distill/config.toml" | head -1)
-    step=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" \
-      "$c/distill/checkpoint/state.json" 2>/dev/null || echo 0)
+    steps=$(recipe_steps "$c/distill/config.toml")
+    step=$(checkpoint_step "$c/distill")
     if [ -z "$steps" ] || [ "$step" -lt "$steps" ] || ! [ -f "$c/distill/best-model/model.safetensors" ]; then
       echo "score_mini.sh: $c is at step $step of ${steps:-?}: not finished, the rule waits" >&2
       exit 3
