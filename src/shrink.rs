@@ -48,7 +48,10 @@ pub struct ShrinkReport {
 
 /// Writes the smaller copy of `model` to `output` (see the module doc).
 pub fn shrink_model(model: &Path, options: &ShrinkOptions, output: &Path) -> Result<ShrinkReport> {
-    crate::io::checksums::verify(model)?;
+    // The input must load as a model (config, weights, tokenizer and head agreeing with
+    // each other): the cut below reads sizes from config.json and would otherwise index
+    // weights that are not there.
+    crate::model::SentenceEncoder::load(model, tch::Device::Cpu)?;
     let config_path = model.join("config.json");
     let mut config = read_json(&config_path)?;
     let field = |name: &str| {
@@ -118,6 +121,13 @@ pub fn shrink_model(model: &Path, options: &ShrinkOptions, output: &Path) -> Res
                 write_atomic(dir.join("vocab.txt"), pruned.vocab_txt.as_bytes())?;
             }
         }
+        // The result must load too before it is named `output` (and certified below).
+        crate::model::SentenceEncoder::load(dir, tch::Device::Cpu).map_err(|e| {
+            LaseError::Model(format!(
+                "the cut of {} does not load as a model: {e}",
+                model.display()
+            ))
+        })?;
         // This folder's own checksums (the input's were not copied).
         crate::io::checksums::write(dir)?;
         Ok(())

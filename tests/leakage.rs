@@ -317,4 +317,24 @@ fn check_leakage_command_fails_on_leaks_and_passes_with_the_exclusion() {
         text.contains("drops 2 pairs") && text.contains("0 leaked sentences"),
         "{text}"
     );
+    // An exclusion that names a missing folder, or one without any test set, would
+    // exclude nothing: refused, with the path.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for (folder, says) in [
+        (dir.path().join("missing"), "No such file"),
+        (empty.clone(), "holds none of the test sets"),
+    ] {
+        let (ok, text) = recipe(&format!(
+            "exclude_test_sets = {:?}\n",
+            folder.display().to_string()
+        ));
+        assert!(!ok, "{text}");
+        assert!(
+            text.contains(&folder.display().to_string()) && text.contains(says),
+            "{text}"
+        );
+        let err = BenchmarkSentences::read(&folder).unwrap_err().to_string();
+        assert!(err.contains(says), "{err}");
+    }
 }

@@ -236,6 +236,42 @@ fn a_lost_shard_is_redone_and_finished_ones_are_skipped() {
     assert!(!out.status.success());
     assert!(err.contains("bwd shard 2"), "{err}");
     assert!(!root.join("partial.tsv").exists());
+    // A list damaged on disk (a neighbour index outside the other side) is refused with
+    // the file and row, not a panic; so is a negative one.
+    let (pairs, _) = shard_mine(work.path(), "run", &model, (&src, 3), (&tgt, 3));
+    assert_eq!(std::fs::read(&pairs).unwrap(), first);
+    let indices = root.join("knn/fwd-00001.indices.npy");
+    let clean = std::fs::read(&indices).unwrap();
+    let header = 10 + u16::from_le_bytes([clean[8], clean[9]]) as usize;
+    for (value, row) in [(999_999i64, 0usize), (-5, 3)] {
+        let mut bytes = clean.clone();
+        let at = header + row * 4 * 8;
+        bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        std::fs::write(&indices, &bytes).unwrap();
+        let out = lase()
+            .args(["shard", "mine", "--src"])
+            .arg(root.join("src"))
+            .arg("--tgt")
+            .arg(root.join("tgt"))
+            .arg("--knn")
+            .arg(root.join("knn"))
+            .arg("--output")
+            .arg(root.join("damaged.tsv"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            err.contains("fwd-00001.indices.npy")
+                && err.contains(&format!(
+                    "row {row} (query line {}) lists neighbour {value}",
+                    8192 + row + 1
+                )),
+            "{err}"
+        );
+        assert!(!root.join("damaged.tsv").exists());
+    }
 }
 
 /// A finished shard is skipped only for the model that made it: a run naming another model

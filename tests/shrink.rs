@@ -199,3 +199,33 @@ fn a_pruned_vocabulary_keeps_the_sample_vectors_and_gains_no_unknowns() {
             .equal(&new_rows[table].get(id_new).to_kind(Kind::Float))
     );
 }
+
+/// A folder that does not load as a model (here config.json claims a wider feed-forward
+/// block than the weights hold, with no checksums to catch the edit) is refused before
+/// anything is cut: no panic from indexing weights that are not there, and no output
+/// folder certified with fresh checksums.
+#[test]
+fn a_folder_that_does_not_load_is_refused_and_nothing_is_written() {
+    let (dir, original, _) = saved_tiny_model(23);
+    std::fs::remove_file(original.join("checksums.sha256")).unwrap();
+    let config_path = original.join("config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    config["intermediate_size"] = 4096.into();
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let cut = dir.path().join("cut");
+    let options = ShrinkOptions {
+        intermediate_size: Some(1000),
+        ..Default::default()
+    };
+    let err = shrink_model(&original, &options, &cut)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("model.safetensors"), "{err}");
+    assert!(!cut.exists());
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("original")]);
+}

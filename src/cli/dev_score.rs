@@ -45,6 +45,14 @@ pub struct DevScoreArgs {
 }
 
 pub fn dev_score(args: DevScoreArgs, device: tch::Device) -> Result<()> {
+    // What can fail fast does, before the dev split is scored.
+    if let Some(path) = &args.json {
+        lase::io::atomic::check_writable(path)?;
+    }
+    let teacher = match &args.teacher {
+        Some(dir) => Some(load_encoder(dir, device, args.precision)?),
+        None => None,
+    };
     let config = lase::train::TrainConfig::from_file_with(&args.config, &args.overrides.set)?;
     let (_, dev_pairs) =
         lase::train::training_data::training_and_dev_sets(&config.data, config.run.seed)?;
@@ -90,11 +98,10 @@ pub fn dev_score(args: DevScoreArgs, device: tch::Device) -> Result<()> {
         );
         json["langs"] = serde_json::to_value(&subset)?;
     }
-    if let Some(teacher_dir) = &args.teacher {
+    if let (Some(teacher_dir), Some(teacher)) = (&args.teacher, &teacher) {
         use lase::train::dev_similarity::{distinct_sentences, similarity_agreement};
-        let teacher = load_encoder(teacher_dir, device, args.precision)?;
         let sentences = distinct_sentences(dev.pivot_targets());
-        let agreement = similarity_agreement(&encoder, &teacher, &sentences)?;
+        let agreement = similarity_agreement(&encoder, teacher, &sentences)?;
         println!(
             "{}: similarity agreement with {} {:.2} (Spearman x100 of the cosines of all {} pairs of {} distinct pivot-side dev sentences)",
             args.model.display(),

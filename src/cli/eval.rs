@@ -50,6 +50,10 @@ pub struct EvalArgs {
 
 pub fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
     use lase::eval::{BenchmarkData, SuiteInput, registry, run_suites};
+    // Output paths are checked before the suites run, not after.
+    for path in [&args.json, &args.report, &args.plot].into_iter().flatten() {
+        lase::io::atomic::check_writable(path)?;
+    }
     let encoder = load_encoder(&args.model, device, args.precision)?;
     let options =
         lase::inference::EncodeOptions::for_device(device).with_batch_size(args.batch_size);

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::model_load::{PrecisionArgs, load_encoder};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 
 #[derive(Args)]
@@ -132,6 +132,11 @@ pub fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
         expansion_search: args.ann_ef_search.max(1),
         storage: args.ann_storage,
     });
+    // Known pairs are read before mining: a bad file fails before any output is written.
+    let gold = match &args.gold {
+        Some(path) => Some((path.clone(), lase::mine::bitext::read_gold_pairs(path)?)),
+        None => None,
+    };
     let mined = mine_files(
         &args.src,
         &args.tgt,
@@ -139,7 +144,14 @@ pub fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
         &options,
         args.unify,
         !args.quiet,
-    )?;
+    )
+    .with_context(|| {
+        format!(
+            "mining {} against {}",
+            args.src.display(),
+            args.tgt.display()
+        )
+    })?;
     let pairs = mined.pairs;
     write_pairs_tsv(&args.output, &pairs, args.indices)?;
     if let Some(a) = mined.approximation {
@@ -158,8 +170,8 @@ pub fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
         start.elapsed().as_secs_f64(),
         mined.search_seconds
     );
-    if let Some(path) = &args.gold {
-        print_gold_scores(&pairs, path)?;
+    if let Some(gold) = &gold {
+        print_gold_scores(&pairs, gold);
     }
     Ok(())
 }
@@ -195,10 +207,9 @@ fn print_approximation(options: &lase::mine::MineOptions, a: &lase::mine::Approx
 /// Precision, recall and F1 of the mined pairs against known translation pairs.
 fn print_gold_scores(
     pairs: &[lase::mine::bitext::MinedBitext],
-    path: &std::path::Path,
-) -> Result<()> {
-    let gold = lase::mine::bitext::read_gold_pairs(path)?;
-    let g = lase::mine::bitext::score_against_gold(pairs, &gold);
+    (path, gold): &(PathBuf, std::collections::HashSet<(String, String)>),
+) {
+    let g = lase::mine::bitext::score_against_gold(pairs, gold);
     println!(
         "against {} gold pairs ({}): precision {:.1}% ({} of {} mined pairs), recall {:.1}%, F1 {:.1}%",
         g.gold,
@@ -216,5 +227,4 @@ fn print_gold_scores(
         100.0 * g.best_recall,
         100.0 * g.best_f1
     );
-    Ok(())
 }

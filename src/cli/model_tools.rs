@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use lase::io::atomic::check_output_apart;
 use lase::io::safetensors::StorageDtype;
 use lase::model::SentenceEncoder;
 
@@ -87,6 +88,7 @@ pub struct InterpolateArgs {
 }
 
 pub fn interpolate(args: InterpolateArgs) -> Result<()> {
+    check_output_apart(&args.output, &[&args.model, &args.to])?;
     let encoder = lase::interpolate::interpolate(&args.model, &args.to, args.alpha)?;
     encoder.save_as(&args.output, args.dtype)?;
     println!(
@@ -103,6 +105,7 @@ pub fn interpolate(args: InterpolateArgs) -> Result<()> {
 }
 
 pub fn reduce_dim(args: ReduceDimArgs, device: tch::Device) -> Result<()> {
+    check_output_apart(&args.output, &[&args.model])?;
     let dtype = args.dtype;
     let mut encoder = SentenceEncoder::load(&args.model, device)
         .with_context(|| format!("loading model {}", args.model.display()))?;
@@ -125,6 +128,7 @@ pub fn reduce_dim(args: ReduceDimArgs, device: tch::Device) -> Result<()> {
 }
 
 pub fn shrink(args: ShrinkArgs) -> Result<()> {
+    check_output_apart(&args.output, &[&args.model])?;
     let vocabulary = match (args.vocab_size, &args.vocab_sample) {
         (Some(size), Some(sample)) => Some((size, lase::io::text::read_lines(sample)?)),
         _ => None,
@@ -159,6 +163,7 @@ pub fn shrink(args: ShrinkArgs) -> Result<()> {
 }
 
 pub fn export(args: ExportArgs) -> Result<()> {
+    check_output_apart(&args.output, &[&args.model])?;
     let dtype = args.dtype;
     let encoder = SentenceEncoder::load(&args.model, tch::Device::Cpu)
         .with_context(|| format!("loading model {}", args.model.display()))?;

@@ -45,8 +45,14 @@ impl BenchmarkSentences {
     /// A file instead of a folder is a list of test sentences, one per line (plain or
     /// gzip), as `lase check-leakage --write-found` writes: a machine without the
     /// benchmarks (a GPU box fed by scripts/gpu_train.sh) drops the same pairs with it.
+    ///
+    /// A path that does not exist, or a folder holding none of those test sets, is an
+    /// error: an exclusion that silently excludes nothing would train on test sentences.
     pub fn read(data_dir: &Path) -> Result<Self> {
         let mut out = Self::default();
+        if let Err(e) = std::fs::metadata(data_dir) {
+            return Err(crate::error::LaseError::io(data_dir, e));
+        }
         if data_dir.is_file() {
             let lines = crate::io::text::read_lines(data_dir)?;
             out.add(&format!("{}", data_dir.display()), &lines);
@@ -94,6 +100,12 @@ impl BenchmarkSentences {
                 let split = super::sib::load_split(&sib, &lang, "test", &labels)?;
                 out.add(&format!("sib200 test {lang}"), &split.texts);
             }
+        }
+        if out.is_empty() {
+            return Err(crate::error::LaseError::bad_file(
+                data_dir,
+                "holds none of the test sets lase evaluates on (tatoeba-laser/, flores200-devtest/devtest/, stsb-multi-mt/data/, korsts/, sib200/annotated/): name the folder that does, or a test-sentence list",
+            ));
         }
         Ok(out)
     }

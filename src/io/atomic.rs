@@ -18,9 +18,7 @@ pub struct AtomicFile {
 impl AtomicFile {
     pub fn create(target: impl AsRef<Path>) -> Result<Self> {
         let target = target.as_ref().to_path_buf();
-        if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
-            fs::create_dir_all(parent).map_err(|e| LaseError::io(parent, e))?;
-        }
+        create_parent(&target)?;
         let name = target
             .file_name()
             .ok_or_else(|| {
@@ -28,6 +26,13 @@ impl AtomicFile {
             })?
             .to_string_lossy()
             .into_owned();
+        if target.is_dir() {
+            return Err(LaseError::InvalidArgument(format!(
+                "{} is a folder: name a file to write",
+                target.display()
+            )));
+        }
+        remove_stale_temps(&target);
         let temp = target.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
         // Errors name the file the user asked for, not its temporary sibling.
         let file = File::create(&temp).map_err(|e| LaseError::io(&target, e))?;
@@ -82,6 +87,14 @@ impl Drop for AtomicFile {
     }
 }
 
+/// Checks, before long work, that `target` can be written where it is named: its parent
+/// folders are created and a temporary sibling is opened and removed at once, so a bad
+/// output path fails in the first second, not after the work.
+pub fn check_writable(target: impl AsRef<Path>) -> Result<()> {
+    drop(AtomicFile::create(target)?);
+    Ok(())
+}
+
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
     let mut f = AtomicFile::create(path.as_ref())?;
@@ -101,6 +114,18 @@ pub fn write_dir_atomic(target: &Path, build: impl FnOnce(&Path) -> Result<()>) 
         })?
         .to_string_lossy()
         .into_owned();
+    // A file (or anything but a folder) at `target` is the user's, not a model folder
+    // of an earlier run: never swap it away.
+    if let Ok(meta) = fs::symlink_metadata(target)
+        && !meta.is_dir()
+    {
+        return Err(LaseError::InvalidArgument(format!(
+            "{} exists and is not a folder: name a new or existing folder to write",
+            target.display()
+        )));
+    }
+    create_parent(target)?;
+    remove_stale_temps(target);
     let temp = target.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
     if temp.exists() {
         fs::remove_dir_all(&temp).map_err(|e| LaseError::io(&temp, e))?;
@@ -111,6 +136,122 @@ pub fn write_dir_atomic(target: &Path, build: impl FnOnce(&Path) -> Result<()>) 
         let _ = fs::remove_dir_all(&temp);
     }
     built
+}
+
+/// Creates `target`'s parent folders; a parent that exists as a file is named as such
+/// (`create_dir_all` would say only "File exists").
+fn create_parent(target: &Path) -> Result<()> {
+    let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    if let Some(file) = parent.ancestors().find(|a| a.is_file()) {
+        return Err(LaseError::InvalidArgument(format!(
+            "cannot write {}: {} is a file, not a folder",
+            target.display(),
+            file.display()
+        )));
+    }
+    fs::create_dir_all(parent).map_err(|e| LaseError::io(parent, e))
+}
+
+/// Removes what runs that were killed (SIGINT, SIGKILL: no destructor runs) left beside
+/// `target`: `.NAME.tmp-PID` and `.NAME.old-PID` whose process no longer exists. Best
+/// effort: anything it cannot read or remove stays.
+fn remove_stale_temps(target: &Path) {
+    let (Some(name), Some(dir)) = (target.file_name(), target.parent()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let name = name.to_string_lossy();
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let file_name = file_name.to_string_lossy();
+        let pid = [".tmp-", ".old-"].iter().find_map(|kind| {
+            file_name
+                .strip_prefix(&format!(".{name}{kind}"))
+                .and_then(|pid| pid.parse::<u32>().ok())
+        });
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && !process_exists(pid)
+        {
+            let path = entry.path();
+            let _ = if path.is_dir() {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
+        }
+    }
+}
+
+/// Whether a process `pid` exists; where that cannot be told, it is assumed to (so
+/// nothing of a running process is removed).
+fn process_exists(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        // Not a PID a process can have (and kill(-1) would address every process).
+        let Ok(pid) = i32::try_from(pid) else {
+            return false;
+        };
+        if pid <= 0 {
+            return false;
+        }
+        // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
+        let rc = unsafe { libc::kill(pid, 0) };
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Refuses an output path that is one of the inputs, or holds or lies inside one: a
+/// model folder rewritten in place would lose the files the writer does not produce
+/// (its model card), and a folder written inside its own input would be read back.
+pub fn check_output_apart(output: &Path, inputs: &[&Path]) -> Result<()> {
+    let resolve = |p: &Path| -> PathBuf {
+        // The output may not exist yet: resolve its nearest existing ancestor.
+        let mut tail = Vec::new();
+        let mut cur = p.to_path_buf();
+        loop {
+            if let Ok(c) = cur.canonicalize() {
+                return tail.iter().rev().fold(c, |acc: PathBuf, t| acc.join(t));
+            }
+            match (cur.file_name().map(|n| n.to_os_string()), cur.parent()) {
+                (Some(n), Some(parent)) => {
+                    tail.push(n);
+                    cur = if parent.as_os_str().is_empty() {
+                        PathBuf::from(".")
+                    } else {
+                        parent.to_path_buf()
+                    };
+                }
+                _ => return p.to_path_buf(),
+            }
+        }
+    };
+    let out = resolve(output);
+    for input in inputs {
+        let inp = resolve(input);
+        if out.starts_with(&inp) || inp.starts_with(&out) {
+            return Err(LaseError::InvalidArgument(format!(
+                "--output {} is, holds or lies inside the input {}: write to another folder",
+                output.display(),
+                input.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Moves the complete folder `built` to `target`, replacing what is there. Where the
@@ -192,6 +333,75 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("model")]);
+    }
+
+    #[test]
+    fn a_file_in_the_way_of_a_folder_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("notes.txt");
+        fs::write(&target, b"mine").unwrap();
+        let err = write_dir_atomic(&target, |d| write_atomic(d.join("a"), b"x")).unwrap_err();
+        assert!(err.to_string().contains("is not a folder"), "{err}");
+        assert_eq!(fs::read(&target).unwrap(), b"mine");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_file_where_a_parent_folder_should_be_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("good.txt");
+        fs::write(&file, b"x").unwrap();
+        let err = write_atomic(file.join("out.npy"), b"y")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("good.txt is a file, not a folder"), "{err}");
+        let err = write_atomic(dir.path(), b"y").unwrap_err().to_string();
+        assert!(err.contains("is a folder"), "{err}");
+    }
+
+    #[test]
+    fn what_a_killed_run_left_is_removed_and_a_live_ones_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.npy");
+        // No process has PID 4294967295; this process is alive.
+        let dead = dir.path().join(".out.npy.tmp-4294967295");
+        let dead_dir = dir.path().join(".out.npy.old-4294967295");
+        let live = dir
+            .path()
+            .join(format!(".out.npy.tmp-{}", std::process::id()));
+        let other = dir.path().join(".other.npy.tmp-4294967295");
+        fs::write(&dead, b"").unwrap();
+        fs::create_dir(&dead_dir).unwrap();
+        fs::write(&other, b"").unwrap();
+        remove_stale_temps(&target);
+        assert!(!dead.exists() && !dead_dir.exists());
+        assert!(
+            other.exists(),
+            "another output's leftovers are its own run's to clear"
+        );
+        fs::write(&live, b"").unwrap();
+        remove_stale_temps(&target);
+        assert!(live.exists());
+        write_atomic(&target, b"z").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"z");
+    }
+
+    #[test]
+    fn an_output_that_is_or_holds_or_lies_in_an_input_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = dir.path().join("model");
+        fs::create_dir(&model).unwrap();
+        for out in [
+            model.clone(),
+            model.join("sub"),
+            dir.path().to_path_buf(),
+            model.join("..").join("model"),
+        ] {
+            let err = check_output_apart(&out, &[&model]).unwrap_err().to_string();
+            assert!(err.contains("is, holds or lies inside the input"), "{err}");
+        }
+        check_output_apart(&dir.path().join("model-f16"), &[&model]).unwrap();
+        check_output_apart(&dir.path().join("new/deeper"), &[&model]).unwrap();
     }
 
     #[test]

@@ -40,11 +40,10 @@ pub fn write(dir: &Path) -> Result<usize> {
 /// (and the manifest's line).
 pub fn verify(dir: &Path) -> Result<Option<usize>> {
     let manifest_path = dir.join(CHECKSUMS_FILE);
-    let text = match std::fs::read_to_string(&manifest_path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(LaseError::io(&manifest_path, e)),
-    };
+    if !manifest_path.exists() {
+        return Ok(None);
+    }
+    let text = crate::io::text::read_text(&manifest_path)?;
     if text.trim().is_empty() {
         // An emptied manifest would turn the check off without a word.
         return Err(LaseError::bad_file(

@@ -144,6 +144,27 @@ impl Iterator for LineReader {
     }
 }
 
+/// Reads a whole (small) UTF-8 file: a config, a recipe, a tokenizer, a manifest. Invalid
+/// UTF-8 is an error naming the file, the line and the byte within it, as the line
+/// readers' errors do.
+pub fn read_text(path: impl AsRef<Path>) -> Result<String> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|e| LaseError::io(path, e))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        LaseError::bad_line(
+            path,
+            line,
+            format!(
+                "invalid UTF-8 at byte {} of the line",
+                valid.len() - line_start
+            ),
+        )
+    })
+}
+
 /// Reads every line of a file (for small files: test sets, fixtures).
 pub fn read_lines(path: impl AsRef<Path>) -> Result<Vec<String>> {
     LineReader::open(path)?.collect()
@@ -153,6 +174,24 @@ pub fn read_lines(path: impl AsRef<Path>) -> Result<Vec<String>> {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn a_whole_file_with_invalid_utf8_names_its_line_and_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("config.json");
+        std::fs::write(&p, b"{\n  \"a\": 1,\n  \"b\": \"x\xffy\"\n}\n").unwrap();
+        let err = read_text(&p).unwrap_err().to_string();
+        assert!(
+            err.ends_with("config.json:3: invalid UTF-8 at byte 9 of the line"),
+            "{err}"
+        );
+        std::fs::write(&p, "{\"ok\": \"\u{e9}\"}\n").unwrap();
+        assert_eq!(read_text(&p).unwrap(), "{\"ok\": \"\u{e9}\"}\n");
+        let err = read_text(dir.path().join("missing.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("missing.json"), "{err}");
+    }
 
     #[test]
     fn reads_plain_crlf_and_keeps_empty_lines() {

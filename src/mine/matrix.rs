@@ -89,6 +89,19 @@ impl Neighbours {
 
 /// Checks what a search needs: same width, non-empty, finite values.
 pub fn validate_pair(x: &MatrixView, y: &MatrixView) -> Result<()> {
+    for (name, m) in [("source", x), ("target", y)] {
+        if m.rows == 0 {
+            return Err(LaseError::InvalidArgument(format!(
+                "the {name} corpus is empty"
+            )));
+        }
+        if m.cols == 0 {
+            return Err(LaseError::InvalidArgument(format!(
+                "the {name} embeddings are 0-d ({} rows of no values)",
+                m.rows
+            )));
+        }
+    }
     if x.cols != y.cols {
         return Err(LaseError::InvalidArgument(format!(
             "embedding dimensions differ: source is {}-d, target is {}-d",
@@ -96,11 +109,6 @@ pub fn validate_pair(x: &MatrixView, y: &MatrixView) -> Result<()> {
         )));
     }
     for (name, m) in [("source", x), ("target", y)] {
-        if m.rows == 0 {
-            return Err(LaseError::InvalidArgument(format!(
-                "the {name} corpus is empty"
-            )));
-        }
         if let Some(pos) = m.data.iter().position(|v| !v.is_finite()) {
             return Err(LaseError::InvalidArgument(format!(
                 "the {name} embeddings hold a non-finite value (NaN or inf) in row {} (0-based)",

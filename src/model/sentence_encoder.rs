@@ -229,8 +229,7 @@ impl SentenceEncoder {
         let config_path = transformer_dir.join("config.json");
         // The family first: another family's config.json misses fields this one needs,
         // and "missing field hidden_size" would not say why.
-        let text =
-            std::fs::read_to_string(&config_path).map_err(|e| LaseError::io(&config_path, e))?;
+        let text = crate::io::text::read_text(&config_path)?;
         let raw: serde_json::Value = parse_json(&config_path, &text)?;
         if let Some(model_type) = raw.get("model_type").and_then(serde_json::Value::as_str) {
             super::config::check_model_type(model_type)

@@ -48,7 +48,7 @@ struct ModuleEntry {
 
 /// Reads a JSON file; an error names the file and line.
 pub(super) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
+    let text = crate::io::text::read_text(path)?;
     parse_json(path, &text)
 }
 
@@ -176,8 +176,7 @@ impl TokenizerFiles {
             )
         };
         let tokenizer_path = transformer_dir.join("tokenizer.json");
-        let tokenizer_json = std::fs::read_to_string(&tokenizer_path)
-            .map_err(|e| LaseError::io(&tokenizer_path, e))?;
+        let tokenizer_json = crate::io::text::read_text(&tokenizer_path)?;
         let tokenizer = SentenceTokenizer::from_file(
             &tokenizer_path,
             max_seq_length,

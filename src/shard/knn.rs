@@ -81,7 +81,7 @@ fn finished(
     if !record.exists() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&record).map_err(|e| LaseError::io(&record, e))?;
+    let text = crate::io::text::read_text(&record)?;
     let r: KnnRecord = serde_json::from_str(&text)
         .map_err(|e| LaseError::bad_line(&record, e.line(), e.to_string()))?;
     let kept = k.min(keys).max(1);
@@ -185,7 +185,26 @@ pub fn merged(
         }
         let (s, ix, _) = paths(out, direction, i);
         scores.extend_from_slice(&NpyMatrix::open(&s)?.values());
-        indices.extend(NpyIndexMatrix::open(&ix)?.values());
+        let first_row = queries.range(i)?.start;
+        let shard_indices = NpyIndexMatrix::open(&ix)?.values();
+        // The lists are read back from disk: a row index outside the other side (a
+        // damaged or foreign file) would index past its arrays when mining.
+        if let Some(at) = shard_indices
+            .iter()
+            .position(|&j| j < 0 || j as u64 >= keys.manifest.lines as u64)
+        {
+            return Err(LaseError::bad_file(
+                &ix,
+                format!(
+                    "row {} (query line {}) lists neighbour {}, outside the other side's {} lines",
+                    at / kept,
+                    first_row + at / kept + 1,
+                    shard_indices[at],
+                    keys.manifest.lines
+                ),
+            ));
+        }
+        indices.extend(shard_indices);
     }
     Ok(Neighbours {
         k: kept,

@@ -131,7 +131,7 @@ impl Store {
 
     pub fn open(dir: &Path) -> Result<Self> {
         let path = dir.join(MANIFEST);
-        let text = std::fs::read_to_string(&path).map_err(|e| LaseError::io(&path, e))?;
+        let text = crate::io::text::read_text(&path)?;
         let manifest: StoreManifest = serde_json::from_str(&text)
             .map_err(|e| LaseError::bad_line(&path, e.line(), e.to_string()))?;
         if manifest.format != FORMAT {
@@ -192,7 +192,7 @@ impl Store {
         if !path.exists() {
             return Ok(None);
         }
-        let text = std::fs::read_to_string(&path).map_err(|e| LaseError::io(&path, e))?;
+        let text = crate::io::text::read_text(&path)?;
         let record: ShardRecord = serde_json::from_str(&text)
             .map_err(|e| LaseError::bad_line(&path, e.line(), e.to_string()))?;
         let vectors = self.vectors_path(i);

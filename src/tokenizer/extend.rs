@@ -127,8 +127,7 @@ pub fn extend_vocabulary(
 pub(crate) fn read_wordpiece(
     tokenizer_path: &Path,
 ) -> Result<(serde_json::Value, Tokenizer, String)> {
-    let json_text =
-        std::fs::read_to_string(tokenizer_path).map_err(|e| LaseError::io(tokenizer_path, e))?;
+    let json_text = crate::io::text::read_text(tokenizer_path)?;
     let json: serde_json::Value = serde_json::from_str(&json_text)
         .map_err(|e| LaseError::bad_file(tokenizer_path, e.to_string()))?;
     if json["model"]["type"] != "WordPiece" {
@@ -277,7 +276,7 @@ fn tokens_per_sentence(t: &Tokenizer, sample: &[&str]) -> f64 {
 
 /// Reads a JSON file; a parse error names the file.
 pub(crate) fn read_json(path: &Path) -> Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
+    let text = crate::io::text::read_text(path)?;
     serde_json::from_str(&text).map_err(|e| LaseError::bad_file(path, e.to_string()))
 }
 

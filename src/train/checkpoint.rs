@@ -118,7 +118,7 @@ fn write_partial(
 /// were re-exported on the way: [`TRANSFERRED`]).
 pub fn read_state(dir: &Path) -> Result<TrainState> {
     let path = dir.join("state.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| LaseError::io(&path, e))?;
+    let text = crate::io::text::read_text(&path)?;
     let state: TrainState = serde_json::from_str(&text)
         .map_err(|e| LaseError::bad_line(&path, e.line(), e.to_string()))?;
     if !dir.join(TRANSFERRED).exists() {

@@ -36,9 +36,9 @@ pub fn initial_encoder(
     }
     let tokenizer_path = out.join("tokenizer.json");
     let tokenizer_json = if let Some(path) = &config.tokenizer.path {
-        std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?
+        crate::io::text::read_text(path)?
     } else if tokenizer_path.exists() {
-        std::fs::read_to_string(&tokenizer_path).map_err(|e| LaseError::io(&tokenizer_path, e))?
+        crate::io::text::read_text(&tokenizer_path)?
     } else {
         let json = train_tokenizer(train_set, &config.tokenizer, config.run.seed, false)?;
         write_atomic(&tokenizer_path, json.as_bytes())?;
@@ -130,7 +130,7 @@ pub fn extended_init(
 /// EXTENDED record, written by [`extended_init`]).
 pub fn rows_of_extension(out: &Path) -> Result<(usize, usize)> {
     let path = out.join("init").join("EXTENDED");
-    let text = std::fs::read_to_string(&path).map_err(|e| LaseError::io(&path, e))?;
+    let text = crate::io::text::read_text(&path)?;
     let record: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| LaseError::bad_file(&path, format!("not JSON: {e}")))?;
     let rows = |key: &str| {

@@ -20,7 +20,7 @@ impl MetricsLog {
     /// None); a line that is not a record (a write cut by a kill) is dropped.
     pub fn open(path: &Path, keep_through: Option<u64>) -> Result<Self> {
         if path.exists() {
-            let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
+            let text = crate::io::text::read_text(path)?;
             let kept: String = text
                 .lines()
                 .filter(|l| {
@@ -54,7 +54,7 @@ impl MetricsLog {
 
 /// Plots `loss` and `dev_p_at_1` from a metrics.jsonl as an SVG (two panels).
 pub fn plot(jsonl: &Path, svg: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(jsonl).map_err(|e| LaseError::io(jsonl, e))?;
+    let text = crate::io::text::read_text(jsonl)?;
     let mut loss = Vec::new();
     let mut dev = Vec::new();
     for line in text.lines() {

@@ -42,7 +42,7 @@ impl BestDev {
         if !path.is_file() {
             return Ok(None);
         }
-        let text = std::fs::read_to_string(&path).map_err(|e| LaseError::io(&path, e))?;
+        let text = crate::io::text::read_text(&path)?;
         serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| LaseError::bad_line(&path, e.line(), e.to_string()))

@@ -42,12 +42,49 @@ pub(super) fn claim_run_folder(config: &TrainConfig, out: &Path) -> Result<()> {
         );
         return write_atomic(&config_path, config.to_toml().as_bytes());
     }
+    if !has_trained(out) {
+        // A run that failed before its first logged step (a data path mistyped, a teacher
+        // missing): nothing of it is worth keeping, and its recipe must not block the
+        // corrected one. What it derived from its own recipe goes with it.
+        tracing::warn!(
+            "{} holds a recipe that never trained a step; replacing it ({})",
+            out.display(),
+            differing_settings(&toml_tree(&previous), &toml_tree(config))
+        );
+        for derived in DERIVED_FROM_RECIPE {
+            let path = out.join(derived);
+            let removed = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            if let Err(e) = removed
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                return Err(LaseError::io(&path, e));
+            }
+        }
+        return write_atomic(&config_path, config.to_toml().as_bytes());
+    }
     Err(LaseError::InvalidArgument(format!(
         "{} holds a run of a different recipe ({}); resume needs the same config, apart from \
          run.log_every, run.eval_every and run.checkpoint_every (or choose another --out)",
         out.display(),
         differing_settings(&toml_tree(&with_new_cadence), &toml_tree(config))
     )))
+}
+
+/// What a run writes from its recipe before its first step and reuses when it resumes:
+/// the tokenizer it trained and the vocabulary-extended starting folder. (The teacher's
+/// caches carry a fingerprint of their texts and are checked on their own.)
+const DERIVED_FROM_RECIPE: [&str; 2] = ["tokenizer.json", "init"];
+
+/// Whether `out` holds any progress of a run: a checkpoint, logged steps or a model.
+fn has_trained(out: &Path) -> bool {
+    super::checkpoint::find(out).is_some()
+        || ["metrics.jsonl", "model", "best-model"]
+            .iter()
+            .any(|f| out.join(f).exists())
 }
 
 /// How often a run logs, evaluates on its dev split and writes a checkpoint: the settings
@@ -340,10 +377,29 @@ mod tests {
     }
 
     #[test]
+    fn a_recipe_that_never_trained_a_step_gives_way_to_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        claim_run_folder(&recipe("[optimizer]\nlr = 1e-4\n"), &out).unwrap();
+        // What the failed run derived from its recipe, and a teacher cache (kept: it is
+        // fingerprinted).
+        std::fs::write(out.join("tokenizer.json"), "{}").unwrap();
+        std::fs::create_dir_all(out.join("init")).unwrap();
+        std::fs::write(out.join("teacher-target.texts"), "1 texts").unwrap();
+        let second = recipe("[optimizer]\nlr = 1e-3\n");
+        claim_run_folder(&second, &out).unwrap();
+        assert_eq!(recorded(&out), second);
+        assert!(!out.join("tokenizer.json").exists() && !out.join("init").exists());
+        assert!(out.join("teacher-target.texts").exists());
+    }
+
+    #[test]
     fn another_recipe_is_refused_naming_what_differs() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("run");
         claim_run_folder(&recipe("[optimizer]\nlr = 1e-4\n"), &out).unwrap();
+        // The run has logged steps: its recipe is what they were trained with.
+        std::fs::write(out.join("metrics.jsonl"), "{\"step\":10}\n").unwrap();
         let err = claim_run_folder(&recipe("[optimizer]\nlr = 1e-3\n"), &out)
             .unwrap_err()
             .to_string();

@@ -71,7 +71,7 @@ pub fn read_recipe<T: serde::de::DeserializeOwned>(
     path: &Path,
     overrides: &[RecipeOverride],
 ) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|e| LaseError::io(path, e))?;
+    let text = crate::io::text::read_text(path)?;
     if overrides.is_empty() {
         return parse_toml(&text, path);
     }
@@ -92,10 +92,92 @@ pub fn read_recipe<T: serde::de::DeserializeOwned>(
 /// Parses a TOML recipe; an error names `path` and the line it points at.
 pub fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Result<T> {
     toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-            .unwrap_or(0);
-        LaseError::bad_line(path, line, e.message().to_owned())
+        let message = e.message().trim().replace('\n', " ");
+        let line = e.span().map_or(0, |span| {
+            let start = span.start.min(text.len());
+            // Sections read as a whole table (`[objective]`, its losses' keys) report the
+            // table's span, or only its header: point at the first line from there on
+            // that sets the key the message names.
+            named_key(&message)
+                .and_then(|key| key_line_within(&text[start..], key))
+                .map_or(0, |offset| {
+                    text[start..start + offset].matches('\n').count()
+                })
+                + text[..start].matches('\n').count()
+                + 1
+        });
+        LaseError::bad_line(path, line, message)
     })
+}
+
+/// The key a TOML error message is about: "unknown field `k`" or "... in `k`".
+fn named_key(message: &str) -> Option<&str> {
+    let between = |after: &str| {
+        let rest = &message[message.find(after)? + after.len()..];
+        rest.find('`').map(|end| &rest[..end])
+    };
+    between("unknown field `").or_else(|| {
+        let at = message.rfind("in `")?;
+        let rest = &message[at + 4..];
+        rest.find('`').map(|end| &rest[..end])
+    })
+}
+
+/// Byte offset, within `text`, of the first line that sets `key` (`key = ...`).
+fn key_line_within(text: &str, key: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed.strip_prefix(key)
+            && rest.trim_start().starts_with('=')
+        {
+            return Some(offset);
+        }
+        offset += line.len();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::TrainConfig;
+
+    /// The line a recipe error names is the line to edit: a key of a plain section, and
+    /// a key of `[objective]` / `[objective.distillation]` (read as whole tables, whose
+    /// own span is the section header), wrongly typed or unknown.
+    #[test]
+    fn errors_name_the_line_of_the_key_at_fault() {
+        let dir = tempfile::tempdir().unwrap();
+        let recipe = |tail: &str| {
+            let path = dir.path().join("recipe.toml");
+            std::fs::write(
+                &path,
+                format!(
+                    "[model]\nhidden = 32\n\n[data]\nexclude_test_sets = false\nsources = [{{ format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }}]\n\n{tail}"
+                ),
+            )
+            .unwrap();
+            let err = TrainConfig::from_file(&path).unwrap_err().to_string();
+            (err.clone(), err.split(':').nth(1).unwrap().to_owned())
+        };
+        let cases = [
+            ("[optimizer]\nlr = \"fast\"\n", "9", "\"fast\""),
+            (
+                "[objective]\ncontrastive = \"info-nce\"\n\ntemperature = \"hot\"\n",
+                "11",
+                "temperature",
+            ),
+            ("[objective]\n# a comment\nwarmth = 2\n", "10", "warmth"),
+            (
+                "[objective]\ncontrastive = \"info-nce\"\n\n[objective.distillation]\nteacher = \"t\"\nmse = 1.0\nmse_weight_typo = 3\n",
+                "14",
+                "mse_weight_typo",
+            ),
+        ];
+        for (tail, line, key) in cases {
+            let (err, at) = recipe(tail);
+            assert_eq!(at, line, "{err}");
+            assert!(err.contains(key) && !err.contains('\n'), "{err}");
+        }
+    }
 }

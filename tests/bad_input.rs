@@ -1,0 +1,277 @@
+//! Bad input and bad output paths on the command line: each is refused with an error that
+//! names the file (and line, where a line is at fault), before any work or output, and
+//! never replaces or damages what the user already has.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::*;
+
+fn lase(args: &[&std::ffi::OsStr]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_lase"))
+        .args(["--device", "cpu", "--threads", "1"])
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .output()
+        .unwrap()
+}
+
+/// Runs `args`, which must fail with exit code 1 (an error, not a panic's 101), and
+/// returns its stderr.
+fn refused(args: &[&std::ffi::OsStr]) -> String {
+    let out = lase(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn os<S: AsRef<std::ffi::OsStr> + ?Sized>(s: &S) -> &std::ffi::OsStr {
+    s.as_ref()
+}
+
+fn tiny_model(dir: &Path) -> PathBuf {
+    let model = dir.join("model");
+    tiny_encoder(tiny_config(), mean_head(16, true), 5)
+        .save(&model)
+        .unwrap();
+    model
+}
+
+fn lines(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `export`, `interpolate`, `reduce-dim` and `shrink` write a model folder: a file at
+/// --output is the user's and stays as it was; an --output that is the input (or inside
+/// it) is refused instead of rewriting the input without its other files.
+#[test]
+fn a_model_folder_is_never_written_over_a_file_or_over_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = tiny_model(dir.path());
+    std::fs::write(model.join("README.md"), "# the card\n").unwrap();
+    let notes = lines(dir.path(), "notes.txt", "mine\n");
+    let err = refused(&[
+        os("export"),
+        os("--model"),
+        os(&model),
+        os("--output"),
+        os(&notes),
+    ]);
+    assert!(
+        err.contains("notes.txt exists and is not a folder"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine\n");
+    let sample = lines(dir.path(), "sample.txt", "a b\nc d\n");
+    let inside = model.join("sub");
+    let other = dir.path().join("other");
+    let cases: Vec<Vec<&std::ffi::OsStr>> = vec![
+        vec![
+            os("export"),
+            os("--model"),
+            os(&model),
+            os("--output"),
+            os(&model),
+        ],
+        vec![
+            os("export"),
+            os("--model"),
+            os(&model),
+            os("--output"),
+            os(&inside),
+        ],
+        vec![
+            os("export"),
+            os("--model"),
+            os(&model),
+            os("--output"),
+            os(dir.path()),
+        ],
+        vec![
+            os("interpolate"),
+            os("--model"),
+            os(&other),
+            os("--to"),
+            os(&model),
+            os("--alpha"),
+            os("0.5"),
+            os("--output"),
+            os(&model),
+        ],
+        vec![
+            os("reduce-dim"),
+            os("--model"),
+            os(&model),
+            os("--to"),
+            os("4"),
+            os("--sample"),
+            os(&sample),
+            os("--output"),
+            os(&model),
+        ],
+        vec![
+            os("shrink"),
+            os("--model"),
+            os(&model),
+            os("--output"),
+            os(&model),
+        ],
+    ];
+    for args in cases {
+        let err = refused(&args);
+        assert!(err.contains("is, holds or lies inside the input"), "{err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(model.join("README.md")).unwrap(),
+        "# the card\n"
+    );
+    // Beside it is fine, and loads.
+    let copy = dir.path().join("copy");
+    let out = lase(&[
+        os("export"),
+        os("--model"),
+        os(&model),
+        os("--output"),
+        os(&copy),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    lase::model::SentenceEncoder::load(&copy, tch::Device::Cpu).unwrap();
+}
+
+/// `mine`: an empty corpus is named as such (not as "0-d embeddings"), with the files;
+/// a bad --gold file fails before the pairs file is written.
+#[test]
+fn mining_an_empty_corpus_or_with_a_bad_gold_file_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = tiny_model(dir.path());
+    let src = lines(dir.path(), "src.txt", "the cat sat\nder hund\n");
+    let empty = lines(dir.path(), "empty.txt", "");
+    let out_path = dir.path().join("pairs.tsv");
+    let err = refused(&[
+        os("mine"),
+        os("--model"),
+        os(&model),
+        os("--src"),
+        os(&empty),
+        os("--tgt"),
+        os(&src),
+        os("--output"),
+        os(&out_path),
+    ]);
+    assert!(
+        err.contains("empty.txt") && err.contains("the source corpus is empty"),
+        "{err}"
+    );
+    let gold = lines(
+        dir.path(),
+        "gold.tsv",
+        "the cat sat\tder hund\nonly one column\n",
+    );
+    let err = refused(&[
+        os("mine"),
+        os("--model"),
+        os(&model),
+        os("--src"),
+        os(&src),
+        os("--tgt"),
+        os(&src),
+        os("--output"),
+        os(&out_path),
+        os("--gold"),
+        os(&gold),
+    ]);
+    assert!(err.contains("gold.tsv:2"), "{err}");
+    assert!(!out_path.exists());
+}
+
+/// `eval` checks where it will write before it evaluates; a file where a folder should
+/// be is named as a file.
+#[test]
+fn an_output_path_that_cannot_be_written_fails_before_the_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = tiny_model(dir.path());
+    let file = lines(dir.path(), "plain.txt", "x\n");
+    let json = dir.path().join("eval.json");
+    let (no_data, report) = (dir.path().join("no-data"), file.join("report.md"));
+    let err = refused(&[
+        os("eval"),
+        os("--model"),
+        os(&model),
+        os("--suite"),
+        os("tatoeba"),
+        os("--data-dir"),
+        os(&no_data),
+        os("--json"),
+        os(&json),
+        os("--report"),
+        os(&report),
+    ]);
+    assert!(err.contains("plain.txt is a file, not a folder"), "{err}");
+    assert!(!json.exists());
+    let input = lines(dir.path(), "in.txt", "a b\n");
+    let under_file = file.join("out.npy");
+    let err = refused(&[
+        os("embed"),
+        os("--model"),
+        os(&model),
+        os("--input"),
+        os(&input),
+        os("--output"),
+        os(&under_file),
+    ]);
+    assert!(err.contains("plain.txt is a file, not a folder"), "{err}");
+}
+
+/// Whole files read at once (a model's config.json, a recipe) name the line of invalid
+/// UTF-8, as the line readers do.
+#[test]
+fn invalid_utf8_in_a_config_names_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = tiny_model(dir.path());
+    std::fs::remove_file(model.join("checksums.sha256")).unwrap();
+    let config = model.join("config.json");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let mut bytes = Vec::new();
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        bytes.extend_from_slice(line.as_bytes());
+        if i == 0 {
+            bytes.extend_from_slice(b"  \"note\": \"\xff\",\n");
+        }
+    }
+    std::fs::write(&config, bytes).unwrap();
+    let input = lines(dir.path(), "in.txt", "a b\n");
+    let output = dir.path().join("o.npy");
+    let err = refused(&[
+        os("embed"),
+        os("--model"),
+        os(&model),
+        os("--input"),
+        os(&input),
+        os("--output"),
+        os(&output),
+    ]);
+    assert!(
+        err.contains("config.json:2: invalid UTF-8 at byte 11 of the line"),
+        "{err}"
+    );
+    let recipe = dir.path().join("recipe.toml");
+    std::fs::write(&recipe, b"[model]\nhidden = 32 # \xfe\n").unwrap();
+    let err = refused(&[
+        os("check-leakage"),
+        os("--config"),
+        os(&recipe),
+        os("--data-dir"),
+        os(dir.path()),
+    ]);
+    assert!(err.contains("recipe.toml:2: invalid UTF-8"), "{err}");
+}
