@@ -275,3 +275,29 @@ fn invalid_utf8_in_a_config_names_its_line() {
     ]);
     assert!(err.contains("recipe.toml:2: invalid UTF-8"), "{err}");
 }
+
+/// Flags whose zero or NaN would do nothing useful silently (a batch of 0, a NaN
+/// threshold keeping no pair, an alignment of 0 stored as 1) are usage errors.
+#[test]
+fn zero_counts_and_a_nan_threshold_are_usage_errors() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["embed", "--batch-size", "0"], "must be at least 1"),
+        (
+            &["mine", "--threshold", "nan"],
+            "NaN is not a finite number",
+        ),
+        (&["mine", "-k", "0"], "must be at least 1"),
+        (
+            &["serve", "--max-client-batch-size", "0"],
+            "must be at least 1",
+        ),
+        (&["shard", "init", "--align", "0"], "must be at least 1"),
+    ];
+    for (args, says) in cases {
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(os).collect();
+        let out = lase(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

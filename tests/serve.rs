@@ -1012,9 +1012,28 @@ fn slow_clients_are_cut_off_at_their_timeouts() {
         took >= limits.body_read_timeout && took < PATIENCE,
         "{took:?}"
     );
+    // A body declared larger than --max-body-bytes: 413 with a JSON error at once, not
+    // 408 at the body timeout.
+    let started = std::time::Instant::now();
+    let mut huge = TcpStream::connect(server.addr).unwrap();
+    huge.set_read_timeout(Some(PATIENCE)).unwrap();
+    huge.write_all(b"POST /embed HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 99999999\r\nConnection: close\r\n\r\n{}")
+        .unwrap();
+    let mut response = Vec::new();
+    let _ = huge.read_to_end(&mut response);
+    let refused_in = started.elapsed();
+    let text = String::from_utf8_lossy(&response);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    let body: serde_json::Value =
+        serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap();
+    assert_eq!(body["error_type"], "PayloadTooLarge", "{body}");
+    assert!(
+        refused_in < limits.body_read_timeout,
+        "answered after {refused_in:?}"
+    );
     eprintln!(
         "slow headers closed after {held:?}; the valid request behind them answered {waited:?} after the slow client connected; \
-         stalled body answered 408 after {took:?}"
+         stalled body answered 408 after {took:?}; a body declared too large answered 413 after {refused_in:?}"
     );
 }
 

@@ -19,7 +19,7 @@ pub struct EmbedArgs {
     #[arg(long)]
     output: Option<PathBuf>,
     /// Most sentences per forward pass.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = super::at_least_one)]
     batch_size: usize,
     /// Most padded tokens per forward pass (default: 512 on CPU, 32768 on GPU).
     #[arg(long)]

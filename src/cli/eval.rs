@@ -36,7 +36,7 @@ pub struct EvalArgs {
     #[arg(long)]
     plot: Option<PathBuf>,
     /// Most sentences per forward pass.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = super::at_least_one)]
     batch_size: usize,
     /// Do not draw progress bars.
     #[arg(long)]

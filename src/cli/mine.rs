@@ -64,7 +64,7 @@ pub struct MineArgs {
     #[arg(long, default_value_t = lase::mine::ann::HnswOptions::default().storage)]
     ann_storage: lase::mine::ann::GraphStorage,
     /// Most sentences per forward pass when embedding.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = super::at_least_one)]
     batch_size: usize,
     /// Do not draw progress bars.
     #[arg(long)]
@@ -82,10 +82,10 @@ pub struct ScoringArgs {
     retrieval: lase::mine::Retrieval,
     /// Neighbours per sentence for the margin (for lase shard mine: the k the lists were
     /// searched with).
-    #[arg(short, long, default_value_t = 4)]
+    #[arg(short, long, default_value_t = 4, value_parser = super::at_least_one)]
     k: usize,
     /// Keep pairs scoring above this (e.g. 1.06 for the ratio margin).
-    #[arg(long)]
+    #[arg(long, value_parser = super::finite_f32)]
     threshold: Option<f32>,
     /// Use each source and target sentence at most once (max retrieval always does).
     #[arg(long)]

@@ -18,6 +18,24 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 use lase::runtime::{DeviceChoice, resolve_device, set_threads};
 
+/// clap parser for counts that must be at least 1 (batch sizes, alignments).
+pub fn at_least_one(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// clap parser for a finite number (a threshold: NaN would keep no pair, silently).
+pub fn finite_f32(s: &str) -> std::result::Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(v) => Err(format!("{v} is not a finite number")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 #[derive(Parser)]
 #[command(
     name = "lase",

@@ -16,7 +16,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 8080)]
     port: u16,
     /// Most inputs per request.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = super::at_least_one)]
     max_client_batch_size: usize,
     /// Token budget of one coalesced inference run.
     #[arg(long, default_value_t = 16384)]

@@ -32,7 +32,7 @@ pub struct InitArgs {
     shards: usize,
     /// Shard boundaries fall on multiples of this many lines: lase mine's embedding
     /// chunk, so the shards' vectors equal one process's to the bit.
-    #[arg(long, default_value_t = lase::inference::EMBED_CHUNK)]
+    #[arg(long, default_value_t = lase::inference::EMBED_CHUNK, value_parser = super::at_least_one)]
     align: usize,
 }
 
@@ -47,7 +47,7 @@ pub struct EmbedArgs {
     #[arg(long)]
     model: PathBuf,
     /// Most sentences per forward pass (as lase mine).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = super::at_least_one)]
     batch_size: usize,
     #[arg(long)]
     quiet: bool,

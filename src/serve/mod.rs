@@ -185,6 +185,9 @@ pub async fn serve_with(
         .fallback(routes::status::not_found)
         .method_not_allowed_fallback(routes::status::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .layer(axum::middleware::from_fn(refuse_declared_too_large(
+            config.max_body_bytes,
+        )))
         .with_state(state);
     // The shutdown signal also starts the clock of `shutdown_timeout`.
     let timeout = config.shutdown_timeout;
@@ -239,4 +242,39 @@ pub async fn shutdown_signal() {
         _ = term => {},
     }
     tracing::info!("shutting down: finishing in-flight requests");
+}
+
+/// A request whose `Content-Length` already exceeds `max_body_bytes` is answered 413 at
+/// once, before its body is read ([`DefaultBodyLimit`] only stops a body while reading it:
+/// a client that declares 100 MB and sends 2 bytes would otherwise wait for the body
+/// timeout and get 408).
+fn refuse_declared_too_large(
+    max_body_bytes: usize,
+) -> impl Fn(
+    axum::extract::Request,
+    axum::middleware::Next,
+) -> std::pin::Pin<Box<dyn Future<Output = axum::response::Response> + Send>>
++ Clone
++ Send
++ Sync
++ 'static {
+    move |req, next| {
+        let declared = req
+            .headers()
+            .get(axum::http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        Box::pin(async move {
+            match declared {
+                Some(bytes) if bytes > max_body_bytes as u64 => {
+                    axum::response::IntoResponse::into_response(error::ApiError::too_large(
+                        format!(
+                            "the request body declares {bytes} bytes; the limit is {max_body_bytes} (--max-body-bytes)"
+                        ),
+                    ))
+                }
+                _ => next.run(req).await,
+            }
+        })
+    }
 }
