@@ -27,7 +27,7 @@ embed() {
 }
 declare -A whole encode peak
 for model in "$teacher" "$student"; do
-  embed "$model" >/dev/null 2>&1 # warm-up (page cache)
+  embed "$model" >"$log" 2>&1 || { echo "student_speed.sh: the warm-up of $model failed:" >&2; cat "$log" >&2; exit 1; } # page cache
   whole[$model]=0 encode[$model]=0 peak[$model]=0
 done
 echo "precision $precision, $threads threads, $n sentences, $rounds rounds"
@@ -35,7 +35,8 @@ for round in $(seq "$rounds"); do
   for model in "$teacher" "$student"; do
     start=$(date +%s.%N)
     /usr/bin/time -f "%M" -o "$rss" target/release/lase --threads "$threads" embed --precision "$precision" \
-      --model "$model" --input "$input" --output "$out" >"$log" 2>&1
+      --model "$model" --input "$input" --output "$out" >"$log" 2>&1 ||
+      { echo "student_speed.sh: $model failed in round $round:" >&2; cat "$log" >&2; exit 1; }
     end=$(date +%s.%N)
     w=$(echo "$n / ($end - $start)" | bc -l)
     # "wrote ... (2024 sentences, 83479 tokens, 9.449 s, 214 sentences/s, Int8 on Cpu)"

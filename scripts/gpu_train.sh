@@ -87,6 +87,7 @@
 # The device machine has gzip but no zstd: parts and pieces are gzip streams.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/run_progress.sh
 
 PART_MB=${LASE_GPU_PART_MB:-}
 PIECE_MB=15
@@ -247,7 +248,7 @@ pack() {
     for f in config.toml metrics.jsonl; do
       [[ -f runs/$run_name/$f ]] && cp "runs/$run_name/$f" "$bundle/tree/repo/runs/$run_name/"
     done
-    log "resuming runs/$run_name/checkpoint (step $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step"])' "runs/$run_name/checkpoint/state.json"))"
+    log "resuming runs/$run_name/checkpoint (step $(checkpoint_step "runs/$run_name"))"
   done
   tar -C "$bundle" -cf - . | gzip -6 | split -b "${part_mb}M" -d -a 2 - "$root/parts/part-"
   (cd "$root/parts" && sha256sum part-* >../manifest.sha256)

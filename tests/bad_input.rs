@@ -68,6 +68,15 @@ fn a_model_folder_is_never_written_over_a_file_or_over_its_input() {
         "{err}"
     );
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine\n");
+    let under_notes = notes.join("m");
+    let err = refused(&[
+        os("export"),
+        os("--model"),
+        os(&model),
+        os("--output"),
+        os(&under_notes),
+    ]);
+    assert!(err.contains("notes.txt is a file, not a folder"), "{err}");
     let sample = lines(dir.path(), "sample.txt", "a b\nc d\n");
     let inside = model.join("sub");
     let other = dir.path().join("other");

@@ -1,4 +1,4 @@
-# Sourced (not run) by scripts/score_arms.sh and scripts/score_mini.sh: how far a `lase train`
+# Sourced (not run) by scripts/score_arms.sh, scripts/score_mini.sh and scripts/gpu_train.sh: how far a `lase train`
 # or `lase distill` run has got, read from the files the trainer writes.
 #   recipe_steps CONFIG   the recipe's last step (its `steps = N` line); empty if it has none
 #   checkpoint_step RUN   the step of RUN's last checkpoint (RUN/checkpoint/state.json); 0 if none

@@ -45,7 +45,8 @@ pub struct DevScoreArgs {
 }
 
 pub fn dev_score(args: DevScoreArgs, device: tch::Device) -> Result<()> {
-    // What can fail fast does, before the dev split is scored.
+    // What can fail fast does, before the dev split is read and scored.
+    let config = lase::train::TrainConfig::from_file_with(&args.config, &args.overrides.set)?;
     if let Some(path) = &args.json {
         lase::io::atomic::check_writable(path)?;
     }
@@ -53,7 +54,6 @@ pub fn dev_score(args: DevScoreArgs, device: tch::Device) -> Result<()> {
         Some(dir) => Some(load_encoder(dir, device, args.precision)?),
         None => None,
     };
-    let config = lase::train::TrainConfig::from_file_with(&args.config, &args.overrides.set)?;
     let (_, dev_pairs) =
         lase::train::training_data::training_and_dev_sets(&config.data, config.run.seed)?;
     let dev = lase::train::dev_set::DevSet::new(&dev_pairs, config.run.dev_max_pairs);

@@ -119,8 +119,13 @@ pub fn write_dir_atomic(target: &Path, build: impl FnOnce(&Path) -> Result<()>) 
     if let Ok(meta) = fs::symlink_metadata(target)
         && !meta.is_dir()
     {
+        let what = if meta.is_symlink() {
+            "is a symbolic link (it would be replaced, not followed): name the folder itself"
+        } else {
+            "exists and is not a folder: name a new or existing folder to write"
+        };
         return Err(LaseError::InvalidArgument(format!(
-            "{} exists and is not a folder: name a new or existing folder to write",
+            "{} {what}",
             target.display()
         )));
     }
@@ -155,8 +160,12 @@ fn create_parent(target: &Path) -> Result<()> {
 }
 
 /// Removes what runs that were killed (SIGINT, SIGKILL: no destructor runs) left beside
-/// `target`: `.NAME.tmp-PID` and `.NAME.old-PID` whose process no longer exists. Best
-/// effort: anything it cannot read or remove stays.
+/// `target`: `.NAME.tmp-PID` and `.NAME.old-PID` whose process no longer exists on this
+/// machine and that nothing has written for [`STALE_AFTER`] (a job on another machine
+/// sharing the folder has PIDs this one cannot see). A `.NAME.old-PID` is a complete
+/// earlier folder, moved aside by a [`replace_dir`] killed before its second rename: if
+/// `target` is missing it is put back, not removed. Best effort: anything it cannot
+/// read, rename or remove stays.
 fn remove_stale_temps(target: &Path) {
     let (Some(name), Some(dir)) = (target.file_name(), target.parent()) else {
         return;
@@ -173,16 +182,30 @@ fn remove_stale_temps(target: &Path) {
     for entry in entries.flatten() {
         let file_name = entry.file_name();
         let file_name = file_name.to_string_lossy();
-        let pid = [".tmp-", ".old-"].iter().find_map(|kind| {
+        let found = [".tmp-", ".old-"].iter().find_map(|kind| {
             file_name
                 .strip_prefix(&format!(".{name}{kind}"))
                 .and_then(|pid| pid.parse::<u32>().ok())
+                .map(|pid| (*kind, pid))
         });
-        if let Some(pid) = pid
+        let untouched = || {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age >= STALE_AFTER)
+        };
+        if let Some((kind, pid)) = found
             && pid != std::process::id()
             && !process_exists(pid)
+            && untouched()
         {
             let path = entry.path();
+            if kind == ".old-" && fs::symlink_metadata(target).is_err() {
+                let _ = fs::rename(&path, target);
+                continue;
+            }
             let _ = if path.is_dir() {
                 fs::remove_dir_all(&path)
             } else {
@@ -191,6 +214,9 @@ fn remove_stale_temps(target: &Path) {
         }
     }
 }
+
+/// How long a killed run's leftovers must have gone unwritten before they are removed.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Whether a process `pid` exists; where that cannot be told, it is assumed to (so
 /// nothing of a running process is removed).
@@ -215,31 +241,39 @@ fn process_exists(pid: u32) -> bool {
     }
 }
 
+/// `p` as an absolute path without symbolic links, `.` or `..`, whether or not it exists:
+/// its longest existing prefix is canonicalised (links followed) and the rest, which
+/// holds no link since it does not exist, is applied by text.
+fn resolve(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map_or_else(|_| p.to_path_buf(), |d| d.join(p))
+    };
+    let parts: Vec<Component> = absolute.components().collect();
+    for cut in (1..=parts.len()).rev() {
+        let prefix: PathBuf = parts[..cut].iter().collect();
+        if let Ok(mut base) = prefix.canonicalize() {
+            for part in &parts[cut..] {
+                match part {
+                    Component::ParentDir => {
+                        base.pop();
+                    }
+                    Component::CurDir => {}
+                    other => base.push(other.as_os_str()),
+                }
+            }
+            return base;
+        }
+    }
+    absolute
+}
+
 /// Refuses an output path that is one of the inputs, or holds or lies inside one: a
 /// model folder rewritten in place would lose the files the writer does not produce
 /// (its model card), and a folder written inside its own input would be read back.
 pub fn check_output_apart(output: &Path, inputs: &[&Path]) -> Result<()> {
-    let resolve = |p: &Path| -> PathBuf {
-        // The output may not exist yet: resolve its nearest existing ancestor.
-        let mut tail = Vec::new();
-        let mut cur = p.to_path_buf();
-        loop {
-            if let Ok(c) = cur.canonicalize() {
-                return tail.iter().rev().fold(c, |acc: PathBuf, t| acc.join(t));
-            }
-            match (cur.file_name().map(|n| n.to_os_string()), cur.parent()) {
-                (Some(n), Some(parent)) => {
-                    tail.push(n);
-                    cur = if parent.as_os_str().is_empty() {
-                        PathBuf::from(".")
-                    } else {
-                        parent.to_path_buf()
-                    };
-                }
-                _ => return p.to_path_buf(),
-            }
-        }
-    };
     let out = resolve(output);
     for input in inputs {
         let inp = resolve(input);
@@ -359,29 +393,66 @@ mod tests {
         assert!(err.contains("is a folder"), "{err}");
     }
 
+    /// Leftovers of a process that has exited and that nothing wrote for an hour are
+    /// removed; those of a live process, of a fresh one, or of another output stay; a
+    /// moved-aside complete folder whose target is missing is put back.
     #[test]
     fn what_a_killed_run_left_is_removed_and_a_live_ones_is_kept() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("out.npy");
-        // No process has PID 4294967295; this process is alive.
-        let dead = dir.path().join(".out.npy.tmp-4294967295");
-        let dead_dir = dir.path().join(".out.npy.old-4294967295");
-        let live = dir
+        let mut exited = std::process::Command::new("true").spawn().unwrap();
+        let dead = exited.id();
+        exited.wait().unwrap();
+        let mut running = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let live = running.id();
+        let hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        let age = |p: &Path| {
+            fs::File::options()
+                .write(true)
+                .open(p)
+                .unwrap()
+                .set_modified(hours_ago)
+                .unwrap()
+        };
+        let of_dead = dir.path().join(format!(".out.npy.tmp-{dead}"));
+        let of_live = dir.path().join(format!(".out.npy.tmp-{live}"));
+        let fresh = dir
             .path()
-            .join(format!(".out.npy.tmp-{}", std::process::id()));
-        let other = dir.path().join(".other.npy.tmp-4294967295");
-        fs::write(&dead, b"").unwrap();
-        fs::create_dir(&dead_dir).unwrap();
-        fs::write(&other, b"").unwrap();
+            .join(format!(".out.npy.tmp-{}", dead + 1_000_000));
+        let other = dir.path().join(format!(".other.npy.tmp-{dead}"));
+        for p in [&of_dead, &of_live, &other] {
+            fs::write(p, b"").unwrap();
+            age(p);
+        }
+        fs::write(&fresh, b"").unwrap();
         remove_stale_temps(&target);
-        assert!(!dead.exists() && !dead_dir.exists());
+        running.kill().unwrap();
+        running.wait().unwrap();
+        assert!(
+            !of_dead.exists(),
+            "an exited process's old leftover is removed"
+        );
+        assert!(of_live.exists(), "a running process's file is kept");
+        assert!(fresh.exists(), "a file written within the hour is kept");
         assert!(
             other.exists(),
             "another output's leftovers are its own run's to clear"
         );
-        fs::write(&live, b"").unwrap();
-        remove_stale_temps(&target);
-        assert!(live.exists());
+        // A folder moved aside by a replace killed between its renames: the only copy.
+        let model = dir.path().join("model");
+        let aside = dir.path().join(format!(".model.old-{dead}"));
+        fs::create_dir(&aside).unwrap();
+        fs::write(aside.join("a"), b"old").unwrap();
+        fs::File::open(&aside)
+            .unwrap()
+            .set_modified(hours_ago)
+            .unwrap();
+        remove_stale_temps(&model);
+        assert_eq!(fs::read(model.join("a")).unwrap(), b"old");
+        assert!(!aside.exists());
         write_atomic(&target, b"z").unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"z");
     }
@@ -400,6 +471,11 @@ mod tests {
             let err = check_output_apart(&out, &[&model]).unwrap_err().to_string();
             assert!(err.contains("is, holds or lies inside the input"), "{err}");
         }
+        // `..` after a folder that does not exist yet still lands on the input.
+        let err = check_output_apart(&dir.path().join("new/../model"), &[&model])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is, holds or lies inside the input"), "{err}");
         check_output_apart(&dir.path().join("model-f16"), &[&model]).unwrap();
         check_output_apart(&dir.path().join("new/deeper"), &[&model]).unwrap();
     }

@@ -40,8 +40,10 @@ pub fn write(dir: &Path) -> Result<usize> {
 /// (and the manifest's line).
 pub fn verify(dir: &Path) -> Result<Option<usize>> {
     let manifest_path = dir.join(CHECKSUMS_FILE);
-    if !manifest_path.exists() {
-        return Ok(None);
+    match std::fs::metadata(&manifest_path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(LaseError::io(&manifest_path, e)),
+        Ok(_) => {}
     }
     let text = crate::io::text::read_text(&manifest_path)?;
     if text.trim().is_empty() {

@@ -128,11 +128,7 @@ impl Iterator for LineReader {
                 }
                 Some(match std::str::from_utf8(&self.buf) {
                     Ok(s) => Ok(s.to_owned()),
-                    Err(e) => Err(LaseError::bad_line(
-                        &self.path,
-                        self.line,
-                        format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()),
-                    )),
+                    Err(e) => Err(invalid_utf8(&self.path, self.line, e.valid_up_to())),
                 })
             }
             Err(e) => Some(Err(LaseError::bad_line(
@@ -154,15 +150,17 @@ pub fn read_text(path: impl AsRef<Path>) -> Result<String> {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
         let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        LaseError::bad_line(
-            path,
-            line,
-            format!(
-                "invalid UTF-8 at byte {} of the line",
-                valid.len() - line_start
-            ),
-        )
+        invalid_utf8(path, line, valid.len() - line_start)
     })
+}
+
+/// The error for invalid UTF-8 at byte `byte` (0-based) of line `line` of `path`.
+fn invalid_utf8(path: &Path, line: usize, byte: usize) -> LaseError {
+    LaseError::bad_line(
+        path,
+        line,
+        format!("invalid UTF-8 at byte {byte} of the line"),
+    )
 }
 
 /// Reads every line of a file (for small files: test sets, fixtures).

@@ -387,11 +387,7 @@ impl SentenceEncoder {
     /// The folder is written beside `dir` and swapped in whole: a failed or killed save
     /// leaves the folder that was there before (`io::atomic::write_dir_atomic`).
     pub fn save_as(&self, dir: impl AsRef<Path>, dtype: StorageDtype) -> Result<()> {
-        let dir = dir.as_ref();
-        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| LaseError::io(parent, e))?;
-        }
-        crate::io::atomic::write_dir_atomic(dir, |tmp| self.write_folder(tmp, dtype))
+        crate::io::atomic::write_dir_atomic(dir.as_ref(), |tmp| self.write_folder(tmp, dtype))
     }
 
     fn write_folder(&self, dir: &Path, dtype: StorageDtype) -> Result<()> {

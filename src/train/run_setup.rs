@@ -51,17 +51,20 @@ pub(super) fn claim_run_folder(config: &TrainConfig, out: &Path) -> Result<()> {
             out.display(),
             differing_settings(&toml_tree(&previous), &toml_tree(config))
         );
-        for derived in DERIVED_FROM_RECIPE {
-            let path = out.join(derived);
-            let removed = if path.is_dir() {
-                std::fs::remove_dir_all(&path)
-            } else {
-                std::fs::remove_file(&path)
-            };
-            if let Err(e) = removed
-                && e.kind() != std::io::ErrorKind::NotFound
-            {
-                return Err(LaseError::io(&path, e));
+        let tokenizer = out.join(TRAINED_TOKENIZER);
+        // Unless a recipe names that file as its tokenizer (then it is an input).
+        let named = |c: &TrainConfig| {
+            c.tokenizer.path.as_ref().is_some_and(|p| {
+                p == &tokenizer
+                    || matches!((p.canonicalize(), tokenizer.canonicalize()), (Ok(a), Ok(b)) if a == b)
+            })
+        };
+        if !named(&previous) && !named(config) {
+            match std::fs::remove_file(&tokenizer) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(LaseError::io(&tokenizer, e));
+                }
+                _ => {}
             }
         }
         return write_atomic(&config_path, config.to_toml().as_bytes());
@@ -74,10 +77,11 @@ pub(super) fn claim_run_folder(config: &TrainConfig, out: &Path) -> Result<()> {
     )))
 }
 
-/// What a run writes from its recipe before its first step and reuses when it resumes:
-/// the tokenizer it trained and the vocabulary-extended starting folder. (The teacher's
-/// caches carry a fingerprint of their texts and are checked on their own.)
-const DERIVED_FROM_RECIPE: [&str; 2] = ["tokenizer.json", "init"];
+/// The tokenizer a run trains from its data before its first step and reuses when it
+/// resumes: stale once the recipe changes. (The vocabulary-extended `init/` folder
+/// records the settings it was built with and is rebuilt when they differ; the teacher's
+/// caches carry a fingerprint of their texts: both are checked on their own.)
+const TRAINED_TOKENIZER: &str = "tokenizer.json";
 
 /// Whether `out` holds any progress of a run: a checkpoint, logged steps or a model.
 fn has_trained(out: &Path) -> bool {
@@ -389,8 +393,17 @@ mod tests {
         let second = recipe("[optimizer]\nlr = 1e-3\n");
         claim_run_folder(&second, &out).unwrap();
         assert_eq!(recorded(&out), second);
-        assert!(!out.join("tokenizer.json").exists() && !out.join("init").exists());
-        assert!(out.join("teacher-target.texts").exists());
+        assert!(!out.join("tokenizer.json").exists());
+        assert!(out.join("init").exists() && out.join("teacher-target.texts").exists());
+        // A tokenizer the recipe names as its input is never removed.
+        std::fs::write(out.join("tokenizer.json"), "{}").unwrap();
+        let named = recipe(&format!(
+            "[optimizer]\nlr = 2e-3\n[tokenizer]\npath = {:?}\n",
+            out.join("tokenizer.json").display().to_string()
+        ));
+        claim_run_folder(&named, &out).unwrap();
+        assert_eq!(recorded(&out), named);
+        assert!(out.join("tokenizer.json").exists());
     }
 
     #[test]

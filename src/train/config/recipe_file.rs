@@ -96,46 +96,79 @@ pub fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Re
         let line = e.span().map_or(0, |span| {
             let start = span.start.min(text.len());
             // Sections read as a whole table (`[objective]`, its losses' keys) report the
-            // table's span, or only its header: point at the first line from there on
-            // that sets the key the message names.
-            named_key(&message)
-                .and_then(|key| key_line_within(&text[start..], key))
-                .map_or(0, |offset| {
-                    text[start..start + offset].matches('\n').count()
-                })
-                + text[..start].matches('\n').count()
-                + 1
+            // table's span, or only its header: point at the line that sets the key the
+            // message names, within the section it names where it names one.
+            let at = named_key(&message)
+                .and_then(|(section, key)| key_offset(text, start, section, key))
+                .unwrap_or(start);
+            text[..at].matches('\n').count() + 1
         });
         LaseError::bad_line(path, line, message)
     })
 }
 
-/// The key a TOML error message is about: "unknown field `k`" or "... in `k`".
-fn named_key(message: &str) -> Option<&str> {
-    let between = |after: &str| {
-        let rest = &message[message.find(after)? + after.len()..];
-        rest.find('`').map(|end| &rest[..end])
-    };
-    between("unknown field `").or_else(|| {
-        let at = message.rfind("in `")?;
-        let rest = &message[at + 4..];
-        rest.find('`').map(|end| &rest[..end])
-    })
+/// The section (when the message names one) and the key a TOML error message is about:
+/// "unknown field `k` in [a.b]", "a.b.k: ..." (a loss's settings, where "... in `k`" may
+/// name the one key of several), or "... in `k`". Dotted keys give their last part.
+fn named_key(message: &str) -> Option<(Option<&str>, &str)> {
+    fn after<'a>(from: &'a str, open: &str, close: char) -> Option<&'a str> {
+        let rest = &from[from.find(open)? + open.len()..];
+        rest.find(close).map(|end| &rest[..end])
+    }
+    fn last_part(k: &str) -> &str {
+        k.rsplit('.').next().unwrap_or(k)
+    }
+    if let Some(key) = after(message, "unknown field `", '`') {
+        return Some((after(message, " in [", ']'), last_part(key)));
+    }
+    let in_backticks = message
+        .rfind("in `")
+        .and_then(|at| after(&message[at..], "in `", '`'));
+    // "objective.distillation.mse: invalid type ..." (read_settings' prefix).
+    let dotted = message
+        .split_once(':')
+        .map(|(head, _)| head)
+        .filter(|head| head.contains('.') && !head.contains(' '));
+    match (dotted, in_backticks) {
+        (Some(head), key) => {
+            let (section, last) = head.rsplit_once('.')?;
+            let key = key.map_or(last, last_part);
+            (!key.contains('/')).then_some((Some(section), key))
+        }
+        (None, Some(key)) => Some((None, last_part(key))),
+        (None, None) => None,
+    }
 }
 
-/// Byte offset, within `text`, of the first line that sets `key` (`key = ...`).
-fn key_line_within(text: &str, key: &str) -> Option<usize> {
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        if let Some(rest) = trimmed.strip_prefix(key)
-            && rest.trim_start().starts_with('=')
-        {
-            return Some(offset);
+/// Byte offset in `text` of the line setting `key`: within `[section]` (from its header
+/// to the next one) when the section is given and has a header, else the first such line
+/// from `from` on.
+fn key_offset(text: &str, from: usize, section: Option<&str>, key: &str) -> Option<usize> {
+    let lines = || {
+        text.split_inclusive('\n').scan(0, |offset, line| {
+            let at = *offset;
+            *offset += line.len();
+            Some((at, line.trim()))
+        })
+    };
+    let sets_key = |line: &str| {
+        line.strip_prefix(key)
+            .is_some_and(|rest| rest.trim_start().starts_with('='))
+    };
+    if let Some(section) = section {
+        let header = format!("[{section}]");
+        if let Some((start, _)) = lines().find(|(_, l)| *l == header) {
+            return lines()
+                .skip_while(|(at, _)| *at <= start)
+                .take_while(|(_, l)| !l.starts_with('['))
+                .find(|(_, l)| sets_key(l))
+                .map(|(at, _)| at);
         }
-        offset += line.len();
     }
-    None
+    lines()
+        .skip_while(|(at, _)| *at < from)
+        .find(|(_, l)| sets_key(l))
+        .map(|(at, _)| at)
 }
 
 #[cfg(test)]
@@ -172,6 +205,17 @@ mod tests {
                 "[objective]\ncontrastive = \"info-nce\"\n\n[objective.distillation]\nteacher = \"t\"\nmse = 1.0\nmse_weight_typo = 3\n",
                 "14",
                 "mse_weight_typo",
+            ),
+            // The key is set validly in [objective] and wrongly in the section after.
+            (
+                "[objective]\ncontrastive = \"info-nce\"\ntemperature = 0.05\n\n[objective.distillation]\nteacher = \"t\"\ntemperature = 0.1\n",
+                "14",
+                "temperature",
+            ),
+            (
+                "[objective]\ncontrastive = \"info-nce\"\n\n[objective.distillation]\nteacher = \"t\"\nmse = \"lots\"\n",
+                "13",
+                "mse",
             ),
         ];
         for (tail, line, key) in cases {
