@@ -81,6 +81,7 @@ pub fn similarity_agreement(
     reference: &SentenceEncoder,
     sentences: &[String],
 ) -> Result<SimilarityAgreement> {
+    enough_sentences(sentences.len())?;
     let embed = |encoder: &SentenceEncoder| {
         let options = EncodeOptions::for_device(encoder.device());
         embed_unit_vectors(encoder, sentences, &options, "dev similarity", false)
@@ -93,9 +94,29 @@ pub fn similarity_agreement(
     ))
 }
 
+/// A rank correlation over the pairs of fewer than 3 sentences (one pair, or two) is
+/// undefined or trivially +-1: an error, not a NaN in the scores.
+fn enough_sentences(n: usize) -> Result<()> {
+    if n < 3 {
+        return Err(crate::error::LaseError::InvalidArgument(format!(
+            "similarity agreement needs at least 3 distinct pivot-side dev sentences (Spearman over their pairs); the dev split has {n}"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fewer_than_three_sentences_is_an_error_not_a_nan() {
+        for n in 0..3 {
+            let err = enough_sentences(n).unwrap_err().to_string();
+            assert!(err.contains(&format!("the dev split has {n}")), "{err}");
+        }
+        enough_sentences(3).unwrap();
+    }
 
     fn unit_rows(angles_degrees: &[f32]) -> Vec<f32> {
         angles_degrees
