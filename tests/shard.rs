@@ -171,6 +171,22 @@ fn sharded_mining_equals_lase_mine_for_1_2_and_7_shards() {
     }
 }
 
+/// `lase shard mine` over `root`'s src/tgt stores and knn lists into `root/name`, as it
+/// ends (it may fail).
+fn shard_mine_into(root: &Path, name: &str) -> std::process::Output {
+    lase()
+        .args(["shard", "mine", "--src"])
+        .arg(root.join("src"))
+        .arg("--tgt")
+        .arg(root.join("tgt"))
+        .arg("--knn")
+        .arg(root.join("knn"))
+        .arg("--output")
+        .arg(root.join(name))
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_lost_shard_is_redone_and_finished_ones_are_skipped() {
     let work = tempfile::tempdir().unwrap();
@@ -221,17 +237,7 @@ fn a_lost_shard_is_redone_and_finished_ones_are_skipped() {
     );
     // A mine over lists that are not all there names the missing shard.
     std::fs::remove_file(root.join("knn/bwd-00002.json")).unwrap();
-    let out = lase()
-        .args(["shard", "mine", "--src"])
-        .arg(root.join("src"))
-        .arg("--tgt")
-        .arg(root.join("tgt"))
-        .arg("--knn")
-        .arg(root.join("knn"))
-        .arg("--output")
-        .arg(root.join("partial.tsv"))
-        .output()
-        .unwrap();
+    let out = shard_mine_into(&root, "partial.tsv");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("bwd shard 2"), "{err}");
@@ -248,17 +254,7 @@ fn a_lost_shard_is_redone_and_finished_ones_are_skipped() {
         let at = header + row * 4 * 8;
         bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
         std::fs::write(&indices, &bytes).unwrap();
-        let out = lase()
-            .args(["shard", "mine", "--src"])
-            .arg(root.join("src"))
-            .arg("--tgt")
-            .arg(root.join("tgt"))
-            .arg("--knn")
-            .arg(root.join("knn"))
-            .arg("--output")
-            .arg(root.join("damaged.tsv"))
-            .output()
-            .unwrap();
+        let out = shard_mine_into(&root, "damaged.tsv");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(!err.contains("panicked"), "{err}");
