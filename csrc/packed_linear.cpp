@@ -45,17 +45,27 @@ at::Tensor* lase_packed_linear_pack(const at::Tensor* weight, int64_t rows, char
 // act(x W^T + b) for a bfloat16 input [..., in] with a weight packed above and an
 // optional bfloat16 bias [out], the activation fused into the product: `attr` is "none",
 // "gelu" (with `algorithm` "none" = exact or "tanh"), "relu" or "swish"; `algorithm` may
-// be null. Returns an owned [..., out] tensor, or null with `err` set.
+// be null. The rows are padded with zeros up to a multiple of `row_bucket` (1: none) and
+// the padding's outputs dropped: oneDNN builds (JIT-compiles) a new primitive for every
+// new row count, milliseconds each, and unpadded forward passes have as many row counts
+// as passes. Returns an owned [..., out] tensor, or null with `err` set.
 at::Tensor* lase_packed_linear_forward(const at::Tensor* input, const at::Tensor* packed,
                                        const at::Tensor* bias, int64_t out_features,
                                        const char* attr, const char* algorithm,
-                                       char* err, size_t err_len) {
+                                       int64_t row_bucket, char* err, size_t err_len) {
   try {
     const int64_t in_features = input->size(-1);
     std::vector<int64_t> shape = input->sizes().vec();
     shape.back() = out_features;
+    at::Tensor rows = input->reshape({-1, in_features}).contiguous();
+    const int64_t n = rows.size(0);
+    const int64_t bucket = row_bucket > 1 ? row_bucket : 1;
+    const int64_t padded = (n + bucket - 1) / bucket * bucket;
+    if (padded != n) {
+      rows = at::constant_pad_nd(rows, {0, 0, 0, padded - n});
+    }
     torch::jit::Stack stack;
-    stack.emplace_back(input->reshape({-1, in_features}).contiguous());
+    stack.emplace_back(rows);
     stack.emplace_back(*packed);
     if (bias != nullptr) {
       stack.emplace_back(*bias);
@@ -71,7 +81,8 @@ at::Tensor* lase_packed_linear_forward(const at::Tensor* input, const at::Tensor
     }
     static const c10::OperatorHandle linear = op("mkldnn::_linear_pointwise");
     linear.callBoxed(&stack);
-    return new at::Tensor(stack.at(0).toTensor().view(shape));
+    // The first n rows of a contiguous [padded, out] tensor: contiguous, no copy.
+    return new at::Tensor(stack.at(0).toTensor().narrow(0, 0, n).view(shape));
   } catch (const std::exception& e) {
     report(e, err, err_len);
     return nullptr;

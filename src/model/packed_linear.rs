@@ -29,6 +29,7 @@ unsafe extern "C" {
         out_features: i64,
         attr: *const c_char,
         algorithm: *const c_char,
+        row_bucket: i64,
         err: *mut c_char,
         err_len: usize,
     ) -> *mut C_tensor;
@@ -62,6 +63,25 @@ impl FusedActivation {
 
 /// Rows the packing is blocked for: a CPU forward pass of lase embed (512 padded tokens).
 const PACKING_ROWS: i64 = 512;
+
+/// A product's rows are padded up to a multiple of this: oneDNN JIT-compiles a primitive
+/// for each new row count (8.6 ms each on average on a 2-core AMX Xeon, 1.7 s of CPU time
+/// for 196 of them while encoding 3,112 sentences), and unpadded forward passes bring a
+/// new row count with nearly every pass; with buckets of 32 rows a pass of up to 512
+/// tokens has at most 16 (docs/benchmarks.md, "bf16 products in row buckets").
+pub const ROW_BUCKET: i64 = 32;
+
+/// [`ROW_BUCKET`], or `LASE_BF16_ROW_BUCKET` where set (1: no padding; for comparisons).
+fn row_bucket() -> i64 {
+    static BUCKET: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
+    *BUCKET.get_or_init(|| {
+        std::env::var("LASE_BF16_ROW_BUCKET")
+            .ok()
+            .and_then(|v| v.parse::<i64>().ok())
+            .filter(|&b| b >= 1)
+            .unwrap_or(ROW_BUCKET)
+    })
+}
 
 /// A bfloat16 linear layer's weight in oneDNN's packed layout, and its bias.
 #[derive(Debug)]
@@ -126,6 +146,17 @@ impl PackedLinear {
 
     /// `act(x W^T + b)` for a bfloat16 input `[..., in]`; returns bfloat16 `[..., out]`.
     pub fn try_forward(&self, x: &Tensor, act: FusedActivation) -> Result<Tensor> {
+        self.try_forward_in_buckets(x, act, row_bucket())
+    }
+
+    /// [`Self::try_forward`] with the rows padded up to a multiple of `bucket` for the
+    /// product (1: not padded); the padding's outputs are dropped.
+    pub fn try_forward_in_buckets(
+        &self,
+        x: &Tensor,
+        act: FusedActivation,
+        bucket: i64,
+    ) -> Result<Tensor> {
         if x.kind() != Kind::BFloat16
             || x.device() != Device::Cpu
             || x.size().last() != Some(&self.in_features)
@@ -151,6 +182,7 @@ impl PackedLinear {
                 self.out_features,
                 attr.as_ptr(),
                 algorithm.map_or(std::ptr::null(), CStr::as_ptr),
+                bucket,
                 err.as_mut_ptr().cast(),
                 err.len(),
             )
@@ -254,6 +286,45 @@ mod tests {
         assert_eq!(names(FusedActivation::GeluTanh), ("gelu", Some("tanh")));
         assert_eq!(names(FusedActivation::Relu), ("relu", None));
         assert_eq!(names(FusedActivation::Silu), ("swish", None));
+    }
+
+    /// Rows padded to a bucket give each real row the product it gets unpadded, and the
+    /// padding's rows are not returned: for row counts below, at and above a bucket, with
+    /// a bias and a fused activation (whose outputs on the zero rows are not zero).
+    #[test]
+    fn rows_padded_to_a_bucket_keep_their_products_and_drop_the_padding() {
+        tch::manual_seed(9);
+        let w = bf16(Tensor::randn([40, 24], (Kind::Float, Device::Cpu)) * 0.2);
+        let b = bf16(Tensor::randn([40], (Kind::Float, Device::Cpu)) + 1.0);
+        let Ok(packed) = PackedLinear::pack(&w, Some(&b)) else {
+            assert!(!crate::runtime::cpu_has_fast_bf16());
+            return;
+        };
+        for rows in [1i64, 7, 16, 17, 33] {
+            let x = bf16(Tensor::randn([rows, 24], (Kind::Float, Device::Cpu)));
+            let plain = packed
+                .try_forward_in_buckets(&x, FusedActivation::Gelu, 1)
+                .unwrap();
+            for bucket in [16i64, 32] {
+                let got = packed
+                    .try_forward_in_buckets(&x, FusedActivation::Gelu, bucket)
+                    .unwrap();
+                assert_eq!(got.size(), [rows, 40], "{rows} rows, bucket {bucket}");
+                assert!(got.is_contiguous(), "{rows} rows, bucket {bucket}");
+                let diff = f64::try_from((&got - &plain).abs().max().to_kind(Kind::Float)).unwrap();
+                let scale = f64::try_from(plain.abs().max().to_kind(Kind::Float)).unwrap();
+                assert!(
+                    diff <= 0.01 * scale,
+                    "{rows} rows, bucket {bucket}: max |diff| {diff} of {scale}"
+                );
+            }
+        }
+        // A batch shape [2, 5, in] keeps its shape through the padding.
+        let x = bf16(Tensor::randn([2, 5, 24], (Kind::Float, Device::Cpu)));
+        let got = packed
+            .try_forward_in_buckets(&x, FusedActivation::None, 32)
+            .unwrap();
+        assert_eq!(got.size(), [2, 5, 40]);
     }
 
     #[test]
