@@ -64,14 +64,29 @@ impl FusedActivation {
 /// Rows the packing is blocked for: a CPU forward pass of lase embed (512 padded tokens).
 const PACKING_ROWS: i64 = 512;
 
-/// A product's rows are padded up to a multiple of this: oneDNN JIT-compiles a primitive
-/// for each new row count (8.6 ms each on average on a 2-core AMX Xeon, 1.7 s of CPU time
-/// for 196 of them while encoding 3,112 sentences), and unpadded forward passes bring a
-/// new row count with nearly every pass; with buckets of 32 rows a pass of up to 512
-/// tokens has at most 16 (docs/benchmarks.md, "bf16 products in row buckets").
-pub const ROW_BUCKET: i64 = 32;
+/// On CPUs with AMX a product's rows are padded up to a multiple of this: oneDNN
+/// JIT-compiles a primitive for each new row count (its AMX kernels 8.6 ms each on average
+/// on a 2-core AMX Xeon, 1.7 s of CPU time for 196 of them while encoding 3,112
+/// sentences), and unpadded forward passes bring a new row count with nearly every pass;
+/// with buckets of 32 rows a pass of up to 512 tokens has at most 16. Its AVX512-BF16
+/// kernels (CPUs without AMX) built in 0.5 ms each on the same Xeon (91 ms for 200, with
+/// `ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16`): little to save, and what the padding costs
+/// there is not measured, so there the rows stay unpadded (docs/benchmarks.md, "bf16
+/// products in row buckets").
+pub const AMX_ROW_BUCKET: i64 = 32;
 
-/// [`ROW_BUCKET`], or `LASE_BF16_ROW_BUCKET` where set (1: no padding; for comparisons).
+/// The row bucket for CPUs with these /proc/cpuinfo flags: [`AMX_ROW_BUCKET`] with AMX,
+/// else 1 (unpadded).
+pub fn row_bucket_for<S: AsRef<str>>(flags: &[S]) -> i64 {
+    if flags.iter().any(|f| f.as_ref() == "amx_bf16") {
+        AMX_ROW_BUCKET
+    } else {
+        1
+    }
+}
+
+/// [`row_bucket_for`] this CPU, or `LASE_BF16_ROW_BUCKET` where set (1: no padding; for
+/// comparisons).
 fn row_bucket() -> i64 {
     static BUCKET: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
     *BUCKET.get_or_init(|| {
@@ -79,7 +94,7 @@ fn row_bucket() -> i64 {
             .ok()
             .and_then(|v| v.parse::<i64>().ok())
             .filter(|&b| b >= 1)
-            .unwrap_or(ROW_BUCKET)
+            .unwrap_or_else(|| row_bucket_for(&crate::runtime::cpu_flags()))
     })
 }
 
@@ -325,6 +340,13 @@ mod tests {
             .try_forward_in_buckets(&x, FusedActivation::None, 32)
             .unwrap();
         assert_eq!(got.size(), [2, 5, 40]);
+    }
+
+    #[test]
+    fn rows_are_bucketed_on_amx_cpus_only() {
+        assert_eq!(row_bucket_for(&["avx512f", "amx_bf16", "amx_tile"]), 32);
+        assert_eq!(row_bucket_for(&["avx512f", "avx512_bf16"]), 1);
+        assert_eq!(row_bucket_for::<&str>(&[]), 1);
     }
 
     #[test]
