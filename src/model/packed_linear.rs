@@ -65,8 +65,8 @@ impl FusedActivation {
 const PACKING_ROWS: i64 = 512;
 
 /// On CPUs with AMX a product's rows are padded up to a multiple of this: oneDNN
-/// JIT-compiles a primitive for each new row count (its AMX kernels 8.6 ms each on average
-/// on a 2-core AMX Xeon, 1.7 s of CPU time for 196 of them while encoding 3,112
+/// JIT-compiles a primitive for each new row count (its AMX kernels 8.4 ms each on average
+/// on a 2-core AMX Xeon, 1.7 s of CPU time for 200 of them while encoding 3,112
 /// sentences), and unpadded forward passes bring a new row count with nearly every pass;
 /// with buckets of 32 rows a pass of up to 512 tokens has at most 16. Its AVX512-BF16
 /// kernels (CPUs without AMX) built in 0.5 ms each on the same Xeon (91 ms for 200, with
