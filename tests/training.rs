@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 
 use lase::model::{Precision, SentenceEncoder};
 use lase::rng::SplitMix64;
+use lase::tokenizer::TokenIds;
 use lase::train::config::TrainConfig;
 use lase::train::grad_cache::{PassOptions, forward_backward};
-use lase::train::objective::{BatchContext, Objective};
+use lase::train::objective::{BatchContext, LossOutput, Objective};
 use lase::train::{TrainOptions, train};
 use tch::{Device, Kind};
 
@@ -51,6 +52,9 @@ fn write_pairs(dir: &Path, n: usize, seed: u64) -> PathBuf {
     std::fs::write(&path, text).unwrap();
     path
 }
+
+/// The objective of most runs here: InfoNCE alone, no XTR.
+const INFO_NCE: &str = "contrastive = \"info-nce\"\nxtr = false";
 
 fn config(dir: &Path, tokenizer: Option<&Path>, objective: &str, steps: u64) -> TrainConfig {
     let pairs = write_pairs(dir, 600, 9);
@@ -103,17 +107,28 @@ fn tiny_tokenizer_file(dir: &Path) -> PathBuf {
     p
 }
 
+/// A fresh temporary folder and the recipe `config` writes in it for `objective` and
+/// `steps`, naming the tiny tokenizer file written beside it. The recipe's paths point into
+/// the folder: keep it bound until the test ends.
+fn tiny_recipe(objective: &str, steps: u64) -> (tempfile::TempDir, TrainConfig) {
+    let dir = tempfile::tempdir().unwrap();
+    let tok = tiny_tokenizer_file(dir.path());
+    let config = config(dir.path(), Some(&tok), objective, steps);
+    (dir, config)
+}
+
+/// Options that stop a run at step `steps`, checkpointed there so that it can resume.
+fn stop_at(steps: u64) -> TrainOptions {
+    TrainOptions {
+        stop_after_steps: Some(steps),
+        ..Default::default()
+    }
+}
+
 #[test]
 fn contrastive_training_learns_to_retrieve_translations() {
     let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
-    let dir = tempfile::tempdir().unwrap();
-    let tok = tiny_tokenizer_file(dir.path());
-    let config = config(
-        dir.path(),
-        Some(&tok),
-        "contrastive = \"info-nce\"\nxtr = false",
-        80,
-    );
+    let (dir, config) = tiny_recipe(INFO_NCE, 80);
     let out = dir.path().join("run");
     let summary = train(&config, &out, &TrainOptions::default()).unwrap();
     let (first, last) = (summary.first_loss.unwrap(), summary.last_loss.unwrap());
@@ -226,12 +241,7 @@ fn contrastive_training_learns_to_retrieve_translations() {
 fn a_deadline_that_passed_before_training_stops_after_one_step() {
     let _rng = common::torch_rng();
     let dir = tempfile::tempdir().unwrap();
-    let config = config(
-        dir.path(),
-        None,
-        "contrastive = \"info-nce\"\nxtr = false",
-        10,
-    );
+    let config = config(dir.path(), None, INFO_NCE, 10);
     let out = dir.path().join("run");
     // The slot ends 20 ms from now; the "slow start" below takes 50 ms of it and more.
     let deadline = lase::deadline::Deadline::after(std::time::Duration::from_millis(20));
@@ -275,26 +285,10 @@ fn stopped_and_resumed_run_ends_with_identical_weights() {
         resumed.join("tokenizer.json"),
     )
     .unwrap();
-    let part = train(
-        &config,
-        &resumed,
-        &TrainOptions {
-            stop_after_steps: Some(3),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let part = train(&config, &resumed, &stop_at(3)).unwrap();
     assert_eq!(part.steps, 3);
     assert!(part.model_dir.is_none());
-    let part2 = train(
-        &config,
-        &resumed,
-        &TrainOptions {
-            stop_after_steps: Some(4),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let part2 = train(&config, &resumed, &stop_at(4)).unwrap();
     assert_eq!((part2.resumed_from, part2.steps), (Some(3), 7));
     let rest = train(&config, &resumed, &TrainOptions::default()).unwrap();
     assert_eq!(rest.resumed_from, Some(7));
@@ -356,8 +350,6 @@ const PASS_EN: [&str; 6] = [
     "the cat is green",
 ];
 
-/// Gradient caching in chunks of 2 and 4 gives the loss and gradients of the direct pass
-/// for the recipe objective `objective` (dropout off, so that every pass draws the same).
 /// The recipe's objective for a 16-d tiny encoder and 2 languages, no teacher.
 fn tiny_objective(config: &TrainConfig, encoder: &SentenceEncoder) -> Objective {
     Objective::new(
@@ -371,10 +363,34 @@ fn tiny_objective(config: &TrainConfig, encoder: &SentenceEncoder) -> Objective 
     .unwrap()
 }
 
+/// One pass of `encoder` and `objective` over the pass tests' pairs, tokenized as `tx`
+/// (German) and `ty` (English), in chunks of `chunk` (0: direct) with dropout on when
+/// `train`: seed 1, the loss unscaled, the direct pass's padding.
+fn pass(
+    encoder: &SentenceEncoder,
+    objective: &Objective,
+    tx: &[TokenIds],
+    ty: &[TokenIds],
+    ctx: &BatchContext,
+    chunk: usize,
+    train: bool,
+) -> LossOutput {
+    let xs: Vec<_> = tx.iter().collect();
+    let ys: Vec<_> = ty.iter().collect();
+    let options = PassOptions {
+        chunk,
+        seed: 1,
+        loss_scale: 1.0,
+        train,
+        padding_chunk: lase::train::config::DIRECT_PADDING_CHUNK,
+    };
+    forward_backward(encoder, objective, &xs, &ys, ctx, &options)
+}
+
+/// Gradient caching in chunks of 2 and 4 gives the loss and gradients of the direct pass
+/// for the recipe objective `objective` (dropout off, so that every pass draws the same).
 fn grad_cache_matches_the_direct_pass(objective: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let tok = tiny_tokenizer_file(dir.path());
-    let mut config = config(dir.path(), Some(&tok), objective, 1);
+    let (_dir, mut config) = tiny_recipe(objective, 1);
     config.model.dropout = 0.0;
     let mut c = common::tiny_config();
     c.hidden_dropout_prob = 0.0;
@@ -383,8 +399,6 @@ fn grad_cache_matches_the_direct_pass(objective: &str) {
     let objective = tiny_objective(&config, &encoder);
     let tx = encoder.tokenize(&PASS_DE).unwrap();
     let ty = encoder.tokenize(&PASS_EN).unwrap();
-    let xs: Vec<_> = tx.iter().collect();
-    let ys: Vec<_> = ty.iter().collect();
     let ix: Vec<&[i64]> = tx.iter().map(|t| t.ids.as_slice()).collect();
     let iy: Vec<&[i64]> = ty.iter().map(|t| t.ids.as_slice()).collect();
     let ctx = BatchContext::new(&[0; 6], &[1; 6], Device::Cpu).with_bags(
@@ -395,32 +409,14 @@ fn grad_cache_matches_the_direct_pass(objective: &str) {
     );
     let mut grads = Vec::new();
     for chunk in [0usize, 2, 4] {
-        for (_, t) in encoder.var_store().variables() {
+        let encoder_vars = encoder.var_store().variables().into_values();
+        for t in encoder_vars.chain(objective.vs.trainable_variables()) {
             let mut g = t.grad();
             if g.defined() {
                 let _ = g.zero_();
             }
         }
-        for t in objective.vs.trainable_variables() {
-            let mut g = t.grad();
-            if g.defined() {
-                let _ = g.zero_();
-            }
-        }
-        let out = forward_backward(
-            &encoder,
-            &objective,
-            &xs,
-            &ys,
-            &ctx,
-            &PassOptions {
-                chunk,
-                seed: 1,
-                loss_scale: 1.0,
-                train: true,
-                padding_chunk: lase::train::config::DIRECT_PADDING_CHUNK,
-            },
-        );
+        let out = pass(&encoder, &objective, &tx, &ty, &ctx, chunk, true);
         let mut named: Vec<(String, tch::Tensor)> = encoder
             .var_store()
             .variables()
@@ -462,11 +458,7 @@ fn grad_cache_matches_the_direct_pass(objective: &str) {
 #[test]
 fn simcse_compares_two_dropout_views_of_each_sentence() {
     let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
-    let dir = tempfile::tempdir().unwrap();
-    let tok = tiny_tokenizer_file(dir.path());
-    let config = config(
-        dir.path(),
-        Some(&tok),
+    let (_dir, config) = tiny_recipe(
         "contrastive = \"simcse\"\nxtr = false\nsimcse_temperature = 0.005",
         1,
     );
@@ -476,24 +468,9 @@ fn simcse_compares_two_dropout_views_of_each_sentence() {
     let objective = tiny_objective(&config, &encoder);
     let tx = encoder.tokenize(&PASS_DE).unwrap();
     let ty = encoder.tokenize(&PASS_EN).unwrap();
-    let xs: Vec<_> = tx.iter().collect();
-    let ys: Vec<_> = ty.iter().collect();
     let ctx = BatchContext::new(&[0; 6], &[1; 6], Device::Cpu);
     let loss = |train: bool| {
-        let out = forward_backward(
-            &encoder,
-            &objective,
-            &xs,
-            &ys,
-            &ctx,
-            &PassOptions {
-                chunk: 0,
-                seed: 1,
-                loss_scale: 1.0,
-                train,
-                padding_chunk: lase::train::config::DIRECT_PADDING_CHUNK,
-            },
-        );
+        let out = pass(&encoder, &objective, &tx, &ty, &ctx, 0, train);
         assert_eq!(out.parts.len(), 1);
         assert_eq!(out.parts[0].0, "simcse");
         out.parts[0].1
@@ -523,12 +500,7 @@ fn non_finite_loss_stops_with_a_clear_error() {
     });
     let init = dir.path().join("nan-model");
     encoder.save(&init).unwrap();
-    let mut config = config(
-        dir.path(),
-        None,
-        "contrastive = \"info-nce\"\nxtr = false",
-        5,
-    );
+    let mut config = config(dir.path(), None, INFO_NCE, 5);
     config.model.init_from = Some(init);
     let err = train(&config, &dir.path().join("run"), &TrainOptions::default())
         .unwrap_err()
@@ -543,9 +515,7 @@ fn non_finite_loss_stops_with_a_clear_error() {
 fn every_contrastive_kind_trains() {
     let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
     for kind in ["ams", "triplet"] {
-        let dir = tempfile::tempdir().unwrap();
-        let tok = tiny_tokenizer_file(dir.path());
-        let mut config = config(dir.path(), Some(&tok), "", 30);
+        let (dir, mut config) = tiny_recipe("", 30);
         config.objective = config
             .objective
             .with("contrastive", kind)
@@ -566,12 +536,7 @@ fn every_contrastive_kind_trains() {
 fn tiny_trained_model(dir: &Path, steps: u64) -> (TrainConfig, PathBuf) {
     let tok = tiny_tokenizer_file(dir);
     let run = dir.join("trained");
-    let recipe = config(
-        dir,
-        Some(&tok),
-        "contrastive = \"info-nce\"\nxtr = false",
-        steps,
-    );
+    let recipe = config(dir, Some(&tok), INFO_NCE, steps);
     train(&recipe, &run, &TrainOptions::default()).unwrap();
     (recipe, run.join("model"))
 }
@@ -647,12 +612,7 @@ fn a_pretrained_student_gets_a_new_output_layer_of_the_recipes_width() {
     common::tiny_encoder(common::tiny_config(), common::mean_head(16, false), 3)
         .save(&init)
         .unwrap();
-    let mut config = config(
-        dir.path(),
-        None,
-        "contrastive = \"info-nce\"\nxtr = false",
-        30,
-    );
+    let mut config = config(dir.path(), None, INFO_NCE, 30);
     config.model.init_from = Some(init.clone());
     config.model.output_dim = Some(24);
     config.run.eval_every = 30;
@@ -870,14 +830,7 @@ fn a_frozen_encoder_trains_only_its_new_head() {
 /// misspelt key fails naming the file before any work is done.
 #[test]
 fn cli_set_changes_the_recipe_of_a_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let tok = tiny_tokenizer_file(dir.path());
-    let mut recipe = config(
-        dir.path(),
-        Some(&tok),
-        "contrastive = \"info-nce\"\nxtr = false",
-        40,
-    );
+    let (dir, mut recipe) = tiny_recipe(INFO_NCE, 40);
     recipe.model.output_dim = Some(24);
     let recipe_path = dir.path().join("recipe.toml");
     std::fs::write(&recipe_path, recipe.to_toml()).unwrap();
@@ -1006,14 +959,7 @@ fn bf16_mixed_precision_runs_bfloat16_products_on_float32_weights() {
 #[test]
 fn a_bf16_mixed_precision_run_learns_and_saves_float32_weights() {
     let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
-    let dir = tempfile::tempdir().unwrap();
-    let tok = tiny_tokenizer_file(dir.path());
-    let config = config(
-        dir.path(),
-        Some(&tok),
-        "contrastive = \"info-nce\"\nxtr = false",
-        80,
-    );
+    let (dir, config) = tiny_recipe(INFO_NCE, 80);
     let out = dir.path().join("run");
     let options = TrainOptions {
         precision: Precision::Bf16,
@@ -1051,27 +997,12 @@ fn a_bf16_mixed_precision_run_learns_and_saves_float32_weights() {
 #[test]
 fn the_best_dev_model_is_kept_beside_the_last() {
     let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
-    let dir = tempfile::tempdir().unwrap();
-    let tok = tiny_tokenizer_file(dir.path());
-    let mut config = config(
-        dir.path(),
-        Some(&tok),
-        "contrastive = \"info-nce\"\nxtr = false",
-        40,
-    );
+    let (dir, mut config) = tiny_recipe(INFO_NCE, 40);
     config.run.eval_every = 4;
     let out = dir.path().join("run");
     // Stopped at step 10 (best so far at 4, 8 or 10: a stopped run evaluates its last
     // step), then resumed to the end.
-    let part = train(
-        &config,
-        &out,
-        &TrainOptions {
-            stop_after_steps: Some(10),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let part = train(&config, &out, &stop_at(10)).unwrap();
     let early = part.best_dev.expect("three dev evaluations ran");
     assert!([4, 8, 10].contains(&early.step), "{early:?}");
     let summary = train(&config, &out, &TrainOptions::default()).unwrap();
@@ -1105,15 +1036,7 @@ fn the_best_dev_model_is_kept_beside_the_last() {
     assert!(best.dev_p_at_1 >= early.dev_p_at_1);
     // The same recipe stopped at the best step has exactly best-model's weights.
     let straight = dir.path().join("straight");
-    train(
-        &config,
-        &straight,
-        &TrainOptions {
-            stop_after_steps: Some(best.step),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    train(&config, &straight, &stop_at(best.step)).unwrap();
     let kept = SentenceEncoder::load(out.join("best-model"), Device::Cpu).unwrap();
     let at_step = SentenceEncoder::load(straight.join("checkpoint/encoder"), Device::Cpu).unwrap();
     let last = SentenceEncoder::load(out.join("model"), Device::Cpu).unwrap();
@@ -1141,15 +1064,7 @@ fn the_best_dev_model_is_kept_beside_the_last() {
     let mut one_step = config.clone();
     one_step.run.eval_every = 0;
     std::fs::remove_file(out.join("config.toml")).unwrap();
-    let fresh = train(
-        &one_step,
-        &out,
-        &TrainOptions {
-            stop_after_steps: Some(1),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let fresh = train(&one_step, &out, &stop_at(1)).unwrap();
     assert_eq!(fresh.best_dev, None);
     assert!(!out.join("best-model").exists());
 }
@@ -1166,14 +1081,7 @@ fn the_best_dev_model_is_kept_beside_the_last() {
 fn kill_9_at_ten_moments_then_resume_ends_bit_identical() {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
-    let dir = tempfile::tempdir().unwrap();
-    let tok = tiny_tokenizer_file(dir.path());
-    let mut config = config(
-        dir.path(),
-        Some(&tok),
-        "contrastive = \"info-nce\"\nxtr = false",
-        150,
-    );
+    let (dir, mut config) = tiny_recipe(INFO_NCE, 150);
     config.run.checkpoint_every = 1;
     config.run.eval_every = 50;
     let recipe = dir.path().join("recipe.toml");
@@ -1271,18 +1179,7 @@ fn checkpoint_step(out: &Path) -> Option<u64> {
 #[test]
 fn a_damaged_checkpoint_or_model_is_a_clear_error() {
     let _rng = common::torch_rng(); // dropout masks and initialisation draw from it
-    let dir = tempfile::tempdir().unwrap();
-    let tok = tiny_tokenizer_file(dir.path());
-    let config = config(
-        dir.path(),
-        Some(&tok),
-        "contrastive = \"info-nce\"\nxtr = false",
-        6,
-    );
-    let stop_at = |n| TrainOptions {
-        stop_after_steps: Some(n),
-        ..Default::default()
-    };
+    let (dir, config) = tiny_recipe(INFO_NCE, 6);
     let fresh = |name: &str| {
         let out = dir.path().join(name);
         train(&config, &out, &stop_at(4)).unwrap();
