@@ -7,7 +7,10 @@
 //!   there (1404.0 vs 1015.5 sentences/s on 2 cores, 2026-11-25); with per-token int8 on
 //!   oneDNN and its fused epilogue (2026-11-28) int8 won one run (828.8 vs 702.9), but in
 //!   5 interleaved rounds it was not faster on lase-base (median 578 vs 614), so bf16, the
-//!   more accurate, stays (docs/benchmarks.md, "Today's code on an AMX Xeon");
+//!   more accurate, stays (docs/benchmarks.md, "Today's code on an AMX Xeon"); after bf16's
+//!   products were padded to row buckets, 5 more rounds: lase-base bf16 median 966 vs
+//!   int8 873, lase-mini a tie (1481 vs 1468; 1261 vs 1313 on FLORES), so no model is
+//!   faster in int8 there ("bf16 products in row buckets");
 //! - otherwise AVX512-VNNI or AVX-VNNI (int8 dot products): int8, whose activations are
 //!   quantised per token (src/model/int8.rs), so no sentence sets another's scale; on the
 //!   AVX-512 EPYC (VNNI and AVX512-BF16, no AMX) it encoded faster than bf16 and kept

@@ -6,6 +6,7 @@
 # (models/lase-base), the student (models/lase-mini) and the teacher (all-MiniLM-L6-v2), each
 # on the same 4,000 English sentences bench/embed_speed.py times (FLORES devtest, TICO-19,
 # Tatoeba eng-deu test English side) and on the 1,012 FLORES-200 devtest English sentences.
+# MODELS replaces the three models (e.g. MODELS="models/lase-mini models/lase-base").
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 ROUNDS=${ROUNDS:-5}
@@ -14,7 +15,7 @@ IN4K=/tmp/auto_ab_4000.txt
 FLORES=../shared/data/flores200-devtest/devtest/eng_Latn.devtest
 lscpu | grep -E '^Model name|^CPU family|^Model:'
 grep -o -w -E 'avx512_vnni|avx512_bf16|amx_bf16|amx_int8' /proc/cpuinfo | sort -u | tr '\n' ' '; echo
-for model in models/lase-base models/lase-mini models/all-MiniLM-L6-v2; do
+for model in ${MODELS:-models/lase-base models/lase-mini models/all-MiniLM-L6-v2}; do
   for input in "$IN4K" "$FLORES"; do
     for round in $(seq "$ROUNDS"); do
       for p in int8 bf16; do
