@@ -33,18 +33,54 @@ fn os<S: AsRef<std::ffi::OsStr> + ?Sized>(s: &S) -> &std::ffi::OsStr {
     s.as_ref()
 }
 
-fn tiny_model(dir: &Path) -> PathBuf {
-    let model = dir.join("model");
-    tiny_encoder(tiny_config(), mean_head(16, true), 5)
-        .save(&model)
-        .unwrap();
-    model
-}
-
 fn lines(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// The arguments of `export --model MODEL --output OUTPUT`.
+fn export_args<'a>(model: &'a Path, output: &'a Path) -> Vec<&'a std::ffi::OsStr> {
+    vec![
+        os("export"),
+        os("--model"),
+        os(model),
+        os("--output"),
+        os(output),
+    ]
+}
+
+/// The arguments of `embed --model MODEL --input INPUT --output OUTPUT`.
+fn embed_args<'a>(model: &'a Path, input: &'a Path, output: &'a Path) -> Vec<&'a std::ffi::OsStr> {
+    vec![
+        os("embed"),
+        os("--model"),
+        os(model),
+        os("--input"),
+        os(input),
+        os("--output"),
+        os(output),
+    ]
+}
+
+/// The arguments of `mine --model MODEL --src SRC --tgt TGT --output OUTPUT`.
+fn mine_args<'a>(
+    model: &'a Path,
+    src: &'a Path,
+    tgt: &'a Path,
+    output: &'a Path,
+) -> Vec<&'a std::ffi::OsStr> {
+    vec![
+        os("mine"),
+        os("--model"),
+        os(model),
+        os("--src"),
+        os(src),
+        os("--tgt"),
+        os(tgt),
+        os("--output"),
+        os(output),
+    ]
 }
 
 /// `export`, `interpolate`, `reduce-dim` and `shrink` write a model folder: a file at
@@ -53,55 +89,25 @@ fn lines(dir: &Path, name: &str, text: &str) -> PathBuf {
 #[test]
 fn a_model_folder_is_never_written_over_a_file_or_over_its_input() {
     let dir = tempfile::tempdir().unwrap();
-    let model = tiny_model(dir.path());
+    let model = save_tiny_model(dir.path(), 5);
     std::fs::write(model.join("README.md"), "# the card\n").unwrap();
     let notes = lines(dir.path(), "notes.txt", "mine\n");
-    let err = refused(&[
-        os("export"),
-        os("--model"),
-        os(&model),
-        os("--output"),
-        os(&notes),
-    ]);
+    let err = refused(&export_args(&model, &notes));
     assert!(
         err.contains("notes.txt exists and is not a folder"),
         "{err}"
     );
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine\n");
     let under_notes = notes.join("m");
-    let err = refused(&[
-        os("export"),
-        os("--model"),
-        os(&model),
-        os("--output"),
-        os(&under_notes),
-    ]);
+    let err = refused(&export_args(&model, &under_notes));
     assert!(err.contains("notes.txt is a file, not a folder"), "{err}");
     let sample = lines(dir.path(), "sample.txt", "a b\nc d\n");
     let inside = model.join("sub");
     let other = dir.path().join("other");
     let cases: Vec<Vec<&std::ffi::OsStr>> = vec![
-        vec![
-            os("export"),
-            os("--model"),
-            os(&model),
-            os("--output"),
-            os(&model),
-        ],
-        vec![
-            os("export"),
-            os("--model"),
-            os(&model),
-            os("--output"),
-            os(&inside),
-        ],
-        vec![
-            os("export"),
-            os("--model"),
-            os(&model),
-            os("--output"),
-            os(dir.path()),
-        ],
+        export_args(&model, &model),
+        export_args(&model, &inside),
+        export_args(&model, dir.path()),
         vec![
             os("interpolate"),
             os("--model"),
@@ -142,13 +148,7 @@ fn a_model_folder_is_never_written_over_a_file_or_over_its_input() {
     );
     // Beside it is fine, and loads.
     let copy = dir.path().join("copy");
-    let out = lase(&[
-        os("export"),
-        os("--model"),
-        os(&model),
-        os("--output"),
-        os(&copy),
-    ]);
+    let out = lase(&export_args(&model, &copy));
     assert!(
         out.status.success(),
         "{}",
@@ -162,21 +162,11 @@ fn a_model_folder_is_never_written_over_a_file_or_over_its_input() {
 #[test]
 fn mining_an_empty_corpus_or_with_a_bad_gold_file_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let model = tiny_model(dir.path());
+    let model = save_tiny_model(dir.path(), 5);
     let src = lines(dir.path(), "src.txt", "the cat sat\nder hund\n");
     let empty = lines(dir.path(), "empty.txt", "");
     let out_path = dir.path().join("pairs.tsv");
-    let err = refused(&[
-        os("mine"),
-        os("--model"),
-        os(&model),
-        os("--src"),
-        os(&empty),
-        os("--tgt"),
-        os(&src),
-        os("--output"),
-        os(&out_path),
-    ]);
+    let err = refused(&mine_args(&model, &empty, &src, &out_path));
     assert!(
         err.contains("empty.txt") && err.contains("the source corpus is empty"),
         "{err}"
@@ -186,19 +176,9 @@ fn mining_an_empty_corpus_or_with_a_bad_gold_file_writes_nothing() {
         "gold.tsv",
         "the cat sat\tder hund\nonly one column\n",
     );
-    let err = refused(&[
-        os("mine"),
-        os("--model"),
-        os(&model),
-        os("--src"),
-        os(&src),
-        os("--tgt"),
-        os(&src),
-        os("--output"),
-        os(&out_path),
-        os("--gold"),
-        os(&gold),
-    ]);
+    let mut args = mine_args(&model, &src, &src, &out_path);
+    args.extend([os("--gold"), os(&gold)]);
+    let err = refused(&args);
     assert!(err.contains("gold.tsv:2"), "{err}");
     assert!(!out_path.exists());
 }
@@ -208,7 +188,7 @@ fn mining_an_empty_corpus_or_with_a_bad_gold_file_writes_nothing() {
 #[test]
 fn an_output_path_that_cannot_be_written_fails_before_the_work() {
     let dir = tempfile::tempdir().unwrap();
-    let model = tiny_model(dir.path());
+    let model = save_tiny_model(dir.path(), 5);
     let file = lines(dir.path(), "plain.txt", "x\n");
     let json = dir.path().join("eval.json");
     let (no_data, report) = (dir.path().join("no-data"), file.join("report.md"));
@@ -229,15 +209,7 @@ fn an_output_path_that_cannot_be_written_fails_before_the_work() {
     assert!(!json.exists());
     let input = lines(dir.path(), "in.txt", "a b\n");
     let under_file = file.join("out.npy");
-    let err = refused(&[
-        os("embed"),
-        os("--model"),
-        os(&model),
-        os("--input"),
-        os(&input),
-        os("--output"),
-        os(&under_file),
-    ]);
+    let err = refused(&embed_args(&model, &input, &under_file));
     assert!(err.contains("plain.txt is a file, not a folder"), "{err}");
 }
 
@@ -246,7 +218,7 @@ fn an_output_path_that_cannot_be_written_fails_before_the_work() {
 #[test]
 fn invalid_utf8_in_a_config_names_its_line() {
     let dir = tempfile::tempdir().unwrap();
-    let model = tiny_model(dir.path());
+    let model = save_tiny_model(dir.path(), 5);
     std::fs::remove_file(model.join("checksums.sha256")).unwrap();
     let config = model.join("config.json");
     let text = std::fs::read_to_string(&config).unwrap();
@@ -260,15 +232,7 @@ fn invalid_utf8_in_a_config_names_its_line() {
     std::fs::write(&config, bytes).unwrap();
     let input = lines(dir.path(), "in.txt", "a b\n");
     let output = dir.path().join("o.npy");
-    let err = refused(&[
-        os("embed"),
-        os("--model"),
-        os(&model),
-        os("--input"),
-        os(&input),
-        os("--output"),
-        os(&output),
-    ]);
+    let err = refused(&embed_args(&model, &input, &output));
     assert!(
         err.contains("config.json:2: invalid UTF-8 at byte 11 of the line"),
         "{err}"

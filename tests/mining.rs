@@ -5,7 +5,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
 use common::*;
 use lase::io::npy::{NpyMatrix, write_f32};
@@ -172,6 +172,14 @@ fn planted_pairs_are_found_above_the_threshold() {
     assert!(precision >= 0.95, "precision {precision}");
 }
 
+/// The error [`mine`] with the default options gives for `x` and `y`.
+fn mine_error(x: &MatrixView, y: &MatrixView) -> String {
+    mine(x, y, &MineOptions::default())
+        .err()
+        .unwrap()
+        .to_string()
+}
+
 #[test]
 fn edge_cases_fail_clearly_or_degrade_gracefully() {
     let a = [1.0f32, 0.0, 0.0, 1.0, 0.6, 0.8];
@@ -190,26 +198,17 @@ fn edge_cases_fail_clearly_or_degrade_gracefully() {
     assert_eq!((r.pairs[0].src, r.pairs[0].tgt), (1, 0));
     // Empty corpus.
     let empty = MatrixView::new(&[], 0, 2).unwrap();
-    let e = mine(&x, &empty, &MineOptions::default())
-        .err()
-        .unwrap()
-        .to_string();
+    let e = mine_error(&x, &empty);
     assert!(e.contains("target corpus is empty"), "{e}");
     // Mismatched dimensions.
     let wide = [1.0f32, 0.0, 0.0];
     let w = MatrixView::new(&wide, 1, 3).unwrap();
-    let e = mine(&x, &w, &MineOptions::default())
-        .err()
-        .unwrap()
-        .to_string();
+    let e = mine_error(&x, &w);
     assert!(e.contains("2-d") && e.contains("3-d"), "{e}");
     // NaN.
     let nan = [1.0f32, 0.0, f32::NAN, 1.0];
     let n = MatrixView::new(&nan, 2, 2).unwrap();
-    let e = mine(&n, &y, &MineOptions::default())
-        .err()
-        .unwrap()
-        .to_string();
+    let e = mine_error(&n, &y);
     assert!(e.contains("source") && e.contains("row 1"), "{e}");
 }
 
@@ -229,36 +228,44 @@ fn write_text(path: &Path, n: usize, prefix: &str) {
     std::fs::write(path, text).unwrap();
 }
 
-#[test]
-fn cli_mines_precomputed_embeddings_like_the_library() {
+/// A work folder holding src.txt and tgt.txt, a line for each row of the fixture's x.npy
+/// and y.npy, returned with those two matrices.
+fn cli_work() -> (tempfile::TempDir, NpyMatrix, NpyMatrix) {
     let work = tempfile::tempdir().unwrap();
     let (x, y) = (load("x.npy"), load("y.npy"));
     write_text(&work.path().join("src.txt"), x.rows, "src");
     write_text(&work.path().join("tgt.txt"), y.rows, "tgt");
+    (work, x, y)
+}
+
+/// Runs `lase --device cpu mine FLAGS` on the texts [`cli_work`] wrote in `work`, with the
+/// fixture's x.npy as the source embeddings and `tgt_embeddings` as the target's, writing
+/// the pairs to `out`.
+fn mine_cli(work: &Path, flags: &[&str], tgt_embeddings: &Path, out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lase"))
+        .args(["--device", "cpu", "mine"])
+        .args(flags)
+        .arg("--src")
+        .arg(work.join("src.txt"))
+        .arg("--tgt")
+        .arg(work.join("tgt.txt"))
+        .arg("--src-embeddings")
+        .arg(fixture("x.npy"))
+        .arg("--tgt-embeddings")
+        .arg(tgt_embeddings)
+        .arg("--output")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cli_mines_precomputed_embeddings_like_the_library() {
+    let (work, x, y) = cli_work();
     let out = work.path().join("pairs.tsv");
     let run = |tgt_emb: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_lase"))
-            .args([
-                "--device",
-                "cpu",
-                "mine",
-                "--quiet",
-                "--indices",
-                "--threshold",
-                "1.06",
-            ])
-            .arg("--src")
-            .arg(work.path().join("src.txt"))
-            .arg("--tgt")
-            .arg(work.path().join("tgt.txt"))
-            .arg("--src-embeddings")
-            .arg(fixture("x.npy"))
-            .arg("--tgt-embeddings")
-            .arg(tgt_emb)
-            .arg("--output")
-            .arg(&out)
-            .output()
-            .unwrap()
+        let flags = ["--quiet", "--indices", "--threshold", "1.06"];
+        mine_cli(work.path(), &flags, tgt_emb, &out)
     };
     let r = run(&fixture("y.npy"));
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
@@ -463,26 +470,10 @@ fn hnsw_search_finds_the_exact_neighbours_and_reports_its_recall() {
 
 #[test]
 fn cli_ann_mines_like_exact_search_and_prints_recall() {
-    let work = tempfile::tempdir().unwrap();
-    let (x, y) = (load("x.npy"), load("y.npy"));
-    write_text(&work.path().join("src.txt"), x.rows, "src");
-    write_text(&work.path().join("tgt.txt"), y.rows, "tgt");
+    let (work, ..) = cli_work();
     let mine_to = |out: &Path, extra: &[&str]| {
-        let r = Command::new(env!("CARGO_BIN_EXE_lase"))
-            .args(["--device", "cpu", "mine", "--quiet", "--threshold", "1.06"])
-            .args(extra)
-            .arg("--src")
-            .arg(work.path().join("src.txt"))
-            .arg("--tgt")
-            .arg(work.path().join("tgt.txt"))
-            .arg("--src-embeddings")
-            .arg(fixture("x.npy"))
-            .arg("--tgt-embeddings")
-            .arg(fixture("y.npy"))
-            .arg("--output")
-            .arg(out)
-            .output()
-            .unwrap();
+        let flags = [&["--quiet", "--threshold", "1.06"][..], extra].concat();
+        let r = mine_cli(work.path(), &flags, &fixture("y.npy"), out);
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
         String::from_utf8_lossy(&r.stdout).to_string()
     };

@@ -29,6 +29,9 @@ enum Fault {
     NoSpace,
 }
 
+/// Every fault, in the order the tests put a command under them.
+const FAULTS: [Fault; 3] = [Fault::ReadOnly, Fault::Full, Fault::NoSpace];
+
 const FULL_AT_BYTES: u64 = 4096;
 
 fn is_root() -> bool {
@@ -155,12 +158,14 @@ fn work_dir() -> tempfile::TempDir {
     dir
 }
 
-fn tiny_model(dir: &Path) -> PathBuf {
-    let model = dir.join("model");
-    tiny_encoder(tiny_config(), mean_head(16, true), 21)
-        .save(&model)
-        .unwrap();
-    model
+/// The folder `out` in `dir`, holding an earlier output `name` of `bytes`; returns the
+/// folder and that file.
+fn earlier_output(dir: &Path, name: &str, bytes: &[u8]) -> (PathBuf, PathBuf) {
+    let out_dir = dir.join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let output = out_dir.join(name);
+    std::fs::write(&output, bytes).unwrap();
+    (out_dir, output)
 }
 
 /// 400 short lines: 400 x 16 float32 rows are 25.6 kB of .npy, past the "full" limit.
@@ -240,6 +245,25 @@ fn assert_refused_cleanly(fault: Fault, out_dir: &Path, args: &[&std::ffi::OsStr
     format!("{message} <- {cause}")
 }
 
+/// [`assert_refused_cleanly`] under each fault in turn, printing the error each gave for
+/// the command `what`.
+fn assert_refused_under_every_fault(what: &str, out_dir: &Path, args: &[&std::ffi::OsStr]) {
+    for fault in FAULTS {
+        let error = assert_refused_cleanly(fault, out_dir, args);
+        eprintln!("{what}, {fault:?}: {error}");
+    }
+}
+
+/// Runs `lase ARGS` with no fault and checks that it succeeds.
+fn assert_succeeds_unfaulted(args: &[&std::ffi::OsStr]) {
+    let out = run_under_nothing(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn os(s: &str) -> &std::ffi::OsStr {
     std::ffi::OsStr::new(s)
 }
@@ -247,28 +271,10 @@ fn os(s: &str) -> &std::ffi::OsStr {
 #[test]
 fn embed_into_a_read_only_or_full_folder_fails_cleanly() {
     let work = work_dir();
-    let model = tiny_model(work.path());
+    let model = save_tiny_model(work.path(), 21);
     let input = sentences(work.path(), "in.txt", &["the cat", "ein hund", "blue"]);
-    let out_dir = work.path().join("out");
-    std::fs::create_dir(&out_dir).unwrap();
-    let output = out_dir.join("vectors.npy");
-    std::fs::write(&output, b"the earlier vectors").unwrap();
-    for fault in [Fault::ReadOnly, Fault::Full, Fault::NoSpace] {
-        let args = [
-            os("embed"),
-            os("--quiet"),
-            os("--model"),
-            model.as_os_str(),
-            os("--input"),
-            input.as_os_str(),
-            os("--output"),
-            output.as_os_str(),
-        ];
-        let error = assert_refused_cleanly(fault, &out_dir, &args);
-        eprintln!("embed, {fault:?}: {error}");
-    }
-    // Unfaulted, the same command works (the faults, not the command, made it fail).
-    let out = run_under_nothing(&[
+    let (out_dir, output) = earlier_output(work.path(), "vectors.npy", b"the earlier vectors");
+    let args = [
         os("embed"),
         os("--quiet"),
         os("--model"),
@@ -277,25 +283,20 @@ fn embed_into_a_read_only_or_full_folder_fails_cleanly() {
         input.as_os_str(),
         os("--output"),
         output.as_os_str(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ];
+    assert_refused_under_every_fault("embed", &out_dir, &args);
+    // Unfaulted, the same command works (the faults, not the command, made it fail).
+    assert_succeeds_unfaulted(&args);
     assert!(std::fs::metadata(&output).unwrap().len() > 25_000);
 }
 
 #[test]
 fn mine_into_a_read_only_or_full_folder_fails_cleanly() {
     let work = work_dir();
-    let model = tiny_model(work.path());
+    let model = save_tiny_model(work.path(), 21);
     let src = sentences(work.path(), "src.txt", &["the cat", "a dog", "blue"]);
     let tgt = sentences(work.path(), "tgt.txt", &["die katze", "ein hund", "blau"]);
-    let out_dir = work.path().join("out");
-    std::fs::create_dir(&out_dir).unwrap();
-    let output = out_dir.join("pairs.tsv");
-    std::fs::write(&output, b"0.9\tearlier\tpairs\n").unwrap();
+    let (out_dir, output) = earlier_output(work.path(), "pairs.tsv", b"0.9\tearlier\tpairs\n");
     let args = [
         os("mine"),
         os("--quiet"),
@@ -311,23 +312,15 @@ fn mine_into_a_read_only_or_full_folder_fails_cleanly() {
         os("--output"),
         output.as_os_str(),
     ];
-    for fault in [Fault::ReadOnly, Fault::Full, Fault::NoSpace] {
-        let error = assert_refused_cleanly(fault, &out_dir, &args);
-        eprintln!("mine, {fault:?}: {error}");
-    }
-    let out = run_under_nothing(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_refused_under_every_fault("mine", &out_dir, &args);
+    assert_succeeds_unfaulted(&args);
     assert!(std::fs::metadata(&output).unwrap().len() > FULL_AT_BYTES);
 }
 
 #[test]
 fn export_over_an_existing_model_fails_cleanly_and_keeps_it() {
     let work = work_dir();
-    let model = tiny_model(work.path());
+    let model = save_tiny_model(work.path(), 21);
     // The earlier model in the output folder: another seed and another config.json, so
     // any file overwritten shows (its small files are written before the weights).
     let out_dir = work.path().join("models");
@@ -346,16 +339,8 @@ fn export_over_an_existing_model_fails_cleanly_and_keeps_it() {
         os("--output"),
         earlier.as_os_str(),
     ];
-    for fault in [Fault::ReadOnly, Fault::Full, Fault::NoSpace] {
-        let error = assert_refused_cleanly(fault, &out_dir, &args);
-        eprintln!("export, {fault:?}: {error}");
-    }
-    let out = run_under_nothing(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_refused_under_every_fault("export", &out_dir, &args);
+    assert_succeeds_unfaulted(&args);
     assert_eq!(
         std::fs::read(earlier.join("model.safetensors")).unwrap(),
         std::fs::read(model.join("model.safetensors")).unwrap()
@@ -427,12 +412,7 @@ checkpoint_every = 2
         ]
     };
     let first = train("4");
-    let out = run_under_nothing(&args(&first));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeds_unfaulted(&args(&first));
     let state = |run: &Path| -> u64 {
         let text = std::fs::read_to_string(run.join("checkpoint/state.json")).unwrap();
         serde_json::from_str::<serde_json::Value>(&text).unwrap()["step"]
@@ -443,18 +423,13 @@ checkpoint_every = 2
     // The run folder read-only: the next checkpoint cannot be written. The earlier
     // checkpoint is the run's whole state, so the folder must be exactly as it was.
     let more = train("2");
-    for fault in [Fault::ReadOnly, Fault::Full, Fault::NoSpace] {
+    for fault in FAULTS {
         let error = assert_refused_cleanly(fault, &run, &args(&more));
         eprintln!("train checkpoint, {fault:?}: {error}");
         assert_eq!(state(&run), 4);
     }
     // Afterwards the run resumes from step 4 and goes on.
-    let out = run_under_nothing(&args(&more));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeds_unfaulted(&args(&more));
     assert_eq!(state(&run), 6);
 }
 

@@ -226,6 +226,11 @@ impl Server {
         Self::start_seams(config, options, wrap, None)
     }
 
+    /// A server with one worker whose passes run through `faults`.
+    fn start_faulty(config: ServeConfig, faults: &Arc<Faults>) -> Self {
+        Self::start_with(config, one_worker(), faults.wrap())
+    }
+
     /// A server with one worker, each tokenisation preceded by `hook`.
     fn start_hooked(config: ServeConfig, hook: TokenizeHook) -> Self {
         Self::start_seams(config, one_worker(), |e| Box::new(e), Some(hook))
@@ -285,6 +290,20 @@ impl Server {
         }
     }
 
+    /// Runs `request` with a client of this server on a new thread; what it returns comes
+    /// on the channel, so that the test can wait for it with a timeout.
+    fn on_client_thread<T: Send + 'static>(
+        &self,
+        request: impl FnOnce(Server) -> T + Send + 'static,
+    ) -> Receiver<T> {
+        let (tx, rx) = channel();
+        let client = self.client();
+        std::thread::spawn(move || {
+            let _ = tx.send(request(client));
+        });
+        rx
+    }
+
     fn reply(&self, method: &str, path: &str, body: &[u8], content_type: &str) -> Reply {
         let mut s = TcpStream::connect(self.addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
@@ -331,6 +350,15 @@ impl Drop for Server {
             let _ = t.join();
         }
     }
+}
+
+/// A JSON array of numbers as float32 values.
+fn floats(v: &serde_json::Value) -> Vec<f32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
 }
 
 fn norm(v: &serde_json::Value) -> f64 {
@@ -441,17 +469,12 @@ fn mine_held_in_tokenisation_past_its_bound_answers_413() {
         },
         hook,
     );
-    let (tx, rx) = channel();
-    {
-        let client = server.client();
-        std::thread::spawn(move || {
-            let reply = client.post(
-                "/mine",
-                r#"{"src": ["warte", "the cat is small"], "tgt": ["the dog is red", "a green house"]}"#,
-            );
-            let _ = tx.send(reply);
-        });
-    }
+    let rx = server.on_client_thread(|client| {
+        client.post(
+            "/mine",
+            r#"{"src": ["warte", "the cat is small"], "tgt": ["the dog is red", "a green house"]}"#,
+        )
+    });
     gate.wait_entered();
     let reply = rx.recv_timeout(PATIENCE);
     gate.open();
@@ -479,12 +502,7 @@ fn embedding_endpoints_agree_with_the_library() {
     let rows = body.as_array().unwrap();
     assert_eq!(rows.len(), 2);
     for (row, want) in rows.iter().zip(&expected) {
-        let got: Vec<f32> = row
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap() as f32)
-            .collect();
+        let got = floats(row);
         assert!(common::cosine(&got, want) > 0.99999);
         assert!((norm(row) - 1.0).abs() < 1e-5);
     }
@@ -599,10 +617,7 @@ fn mine_health_info_and_metrics() {
     assert_eq!(info["max_input_length"], 32);
     let (status, metrics) = server.request("GET", "/metrics", "");
     assert_eq!(status, 200);
-    assert!(
-        metrics.contains("lase_requests_total{route=\"/mine\",status=\"200\"} 1"),
-        "{metrics}"
-    );
+    assert_requests_total(&metrics, "/mine", 200, 1);
     assert!(metrics.contains("lase_batch_sentences_count"), "{metrics}");
     assert!(metrics.contains("lase_queue_depth 0"), "{metrics}");
 }
@@ -796,6 +811,13 @@ fn metric(text: &str, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {name} in {text}"))
 }
 
+/// Checks that `metrics` (Prometheus text) counts `count` requests to `route` answered
+/// `status`.
+fn assert_requests_total(metrics: &str, route: &str, status: u16, count: u32) {
+    let line = format!("lase_requests_total{{route=\"{route}\",status=\"{status}\"}} {count}");
+    assert!(metrics.contains(&line), "{metrics}");
+}
+
 /// `{"inputs": [...]}` for /embed.
 fn embed_body(sentences: &[&str]) -> String {
     serde_json::json!({ "inputs": sentences }).to_string()
@@ -813,14 +835,20 @@ fn assert_rows(reply: &Reply, sentences: &[&str]) {
     let got = got.as_array().unwrap();
     assert_eq!(got.len(), sentences.len());
     for (row, want) in got.iter().zip(reference_rows(sentences)) {
-        let row: Vec<f32> = row
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap() as f32)
-            .collect();
+        let row = floats(row);
         assert!(common::cosine(&row, &want) > 0.99999, "{sentences:?}");
     }
+}
+
+/// Sends /embed a sentence holding [`GATE`] from another thread and waits until its pass
+/// is held at the gate; the handle gives its reply once the gate opens.
+fn hold_the_worker(server: &Server, gate: &Gate) -> std::thread::JoinHandle<Reply> {
+    let client = server.client();
+    let held = std::thread::spawn(move || {
+        client.post("/embed", &embed_body(&[&format!("the dog {GATE}")]))
+    });
+    gate.wait_entered();
+    held
 }
 
 #[test]
@@ -828,21 +856,14 @@ fn full_queue_answers_429_with_retry_after() {
     // One worker held at the gate and a queue of one: of five more requests exactly one
     // is queued and four are refused at once, whatever order they arrive in.
     let (faults, gate) = Faults::new(1);
-    let server = Server::start_with(
+    let server = Server::start_faulty(
         ServeConfig {
             max_queued_requests: 1,
             ..Default::default()
         },
-        one_worker(),
-        faults.wrap(),
+        &faults,
     );
-    let held = {
-        let client = server.client();
-        std::thread::spawn(move || {
-            client.post("/embed", &embed_body(&[&format!("the dog {GATE}")]))
-        })
-    };
-    gate.wait_entered();
+    let held = hold_the_worker(&server, &gate);
     let sentences = [
         "the cat",
         "a dog",
@@ -882,10 +903,7 @@ fn full_queue_answers_429_with_retry_after() {
     assert_rows(&queued, &[sentence]);
     assert_rows(&held.join().unwrap(), &[&format!("the dog {GATE}")]);
     let (_, metrics) = server.request("GET", "/metrics", "");
-    assert!(
-        metrics.contains("lase_requests_total{route=\"/embed\",status=\"429\"} 4"),
-        "{metrics}"
-    );
+    assert_requests_total(&metrics, "/embed", 429, 4);
 }
 
 #[test]
@@ -895,33 +913,22 @@ fn mine_past_its_time_bound_answers_413_and_its_queued_work_is_dropped() {
     // opens, its six sentences must be skipped, not embedded for nobody.
     let (faults, gate) = Faults::new(1);
     let bound = Duration::from_millis(400);
-    let server = Server::start_with(
+    let server = Server::start_faulty(
         ServeConfig {
             max_mine_time: bound,
             ..Default::default()
         },
-        one_worker(),
-        faults.wrap(),
+        &faults,
     );
-    let held = {
-        let client = server.client();
-        std::thread::spawn(move || {
-            client.post("/embed", &embed_body(&[&format!("the dog {GATE}")]))
-        })
-    };
-    gate.wait_entered();
-    let (tx, rx) = channel();
-    {
-        let client = server.client();
-        std::thread::spawn(move || {
-            let started = std::time::Instant::now();
-            let reply = client.post(
-                "/mine",
-                r#"{"src": ["the dog is red", "the cat is small", "a green house"], "tgt": ["a green house", "the dog is red", "the cat is small"]}"#,
-            );
-            let _ = tx.send((reply, started.elapsed()));
-        });
-    }
+    let held = hold_the_worker(&server, &gate);
+    let rx = server.on_client_thread(|client| {
+        let started = std::time::Instant::now();
+        let reply = client.post(
+            "/mine",
+            r#"{"src": ["the dog is red", "the cat is small", "a green house"], "tgt": ["a green house", "the dog is red", "the cat is small"]}"#,
+        );
+        (reply, started.elapsed())
+    });
     let (reply, took) = rx
         .recv_timeout(PATIENCE)
         .expect("/mine is answered at its bound while the worker is still held");
@@ -938,11 +945,27 @@ fn mine_past_its_time_bound_answers_413_and_its_queued_work_is_dropped() {
     );
     let (_, metrics) = server.request("GET", "/metrics", "");
     assert_eq!(metric(&metrics, "lase_sentences_abandoned_total"), 6.0);
-    assert!(
-        metrics.contains("lase_requests_total{route=\"/mine\",status=\"413\"} 1"),
-        "{metrics}"
-    );
+    assert_requests_total(&metrics, "/mine", 413, 1);
     eprintln!("/mine bound {bound:?}: answered 413 after {took:?}; 6 sentences skipped");
+}
+
+/// Writes `request` as it is on a new connection, reads until the server closes it, and
+/// checks the answer: `status` with a JSON error of `error_type`. Returns how long that
+/// took from before connecting.
+fn assert_raw_error(addr: SocketAddr, request: &[u8], status: u16, error_type: &str) -> Duration {
+    let started = std::time::Instant::now();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    s.write_all(request).unwrap();
+    let mut response = Vec::new();
+    let _ = s.read_to_end(&mut response);
+    let took = started.elapsed();
+    let text = String::from_utf8_lossy(&response);
+    assert!(text.starts_with(&format!("HTTP/1.1 {status}")), "{text}");
+    let body: serde_json::Value =
+        serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap();
+    assert_eq!(body["error_type"], error_type, "{body}");
+    took
 }
 
 /// Slow clients (slowloris) hold a connection no longer than the limits: headers that
@@ -969,14 +992,10 @@ fn slow_clients_are_cut_off_at_their_timeouts() {
     slow.write_all(b"POST /embed HTTP/1.1\r\nHost: localhost\r\nX-Slow: aaaa")
         .unwrap();
     // With one connection allowed, a valid request waits until the slow one is gone.
-    let (tx, rx) = channel();
-    {
-        let client = server.client();
-        std::thread::spawn(move || {
-            let reply = client.post("/embed", &embed_body(&["the cat"]));
-            let _ = tx.send((reply, opened.elapsed()));
-        });
-    }
+    let rx = server.on_client_thread(move |client| {
+        let reply = client.post("/embed", &embed_body(&["the cat"]));
+        (reply, opened.elapsed())
+    });
     let mut rest = Vec::new();
     let _ = slow.read_to_end(&mut rest); // returns when the server closes it
     let held = opened.elapsed();
@@ -994,39 +1013,24 @@ fn slow_clients_are_cut_off_at_their_timeouts() {
         "the valid request was answered {waited:?} after the slow client connected, before its slot was free"
     );
     // A body that stops half-way: 408 with a JSON error at the body timeout.
-    let started = std::time::Instant::now();
-    let mut stalled = TcpStream::connect(server.addr).unwrap();
-    stalled.set_read_timeout(Some(PATIENCE)).unwrap();
-    stalled
-        .write_all(b"POST /embed HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"inputs\": [\"the")
-        .unwrap();
-    let mut response = Vec::new();
-    let _ = stalled.read_to_end(&mut response);
-    let took = started.elapsed();
-    let text = String::from_utf8_lossy(&response);
-    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
-    let body: serde_json::Value =
-        serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap();
-    assert_eq!(body["error_type"], "Timeout", "{body}");
+    let took = assert_raw_error(
+        server.addr,
+        b"POST /embed HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"inputs\": [\"the",
+        408,
+        "Timeout",
+    );
     assert!(
         took >= limits.body_read_timeout && took < PATIENCE,
         "{took:?}"
     );
     // A body declared larger than --max-body-bytes: 413 with a JSON error at once, not
     // 408 at the body timeout.
-    let started = std::time::Instant::now();
-    let mut huge = TcpStream::connect(server.addr).unwrap();
-    huge.set_read_timeout(Some(PATIENCE)).unwrap();
-    huge.write_all(b"POST /embed HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 99999999\r\nConnection: close\r\n\r\n{}")
-        .unwrap();
-    let mut response = Vec::new();
-    let _ = huge.read_to_end(&mut response);
-    let refused_in = started.elapsed();
-    let text = String::from_utf8_lossy(&response);
-    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
-    let body: serde_json::Value =
-        serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap();
-    assert_eq!(body["error_type"], "PayloadTooLarge", "{body}");
+    let refused_in = assert_raw_error(
+        server.addr,
+        b"POST /embed HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 99999999\r\nConnection: close\r\n\r\n{}",
+        413,
+        "PayloadTooLarge",
+    );
     assert!(
         refused_in < limits.body_read_timeout,
         "answered after {refused_in:?}"
@@ -1067,13 +1071,7 @@ fn a_client_that_never_reads_is_cut_off_at_the_write_timeout() {
     });
     // The next client can only be served once the deaf one's connection is closed.
     let started = std::time::Instant::now();
-    let (tx, rx) = channel();
-    {
-        let client = server.client();
-        std::thread::spawn(move || {
-            let _ = tx.send(client.post("/embed", &embed_body(&["the cat"])));
-        });
-    }
+    let rx = server.on_client_thread(|client| client.post("/embed", &embed_body(&["the cat"])));
     let sent = closed_rx
         .recv_timeout(PATIENCE)
         .expect("the server closes the connection of a client that never reads");
@@ -1122,10 +1120,9 @@ fn concurrent_requests_are_all_answered() {
     );
 }
 
-/// Jobs queued while the worker is held are coalesced into one run when it is free.
-#[test]
-fn queued_jobs_are_coalesced_into_one_run() {
-    let (faults, gate) = Faults::new(1);
+/// A batcher of one worker whose passes run through `faults`, its pool's thread, and the
+/// metrics it records.
+fn faulty_batcher(faults: &Arc<Faults>) -> (Batcher, std::thread::JoinHandle<()>, Arc<Metrics>) {
     let metrics = Arc::new(Metrics::default());
     let (batcher, pool) = Batcher::start(
         (faults.wrap())(InferenceEncoder::new(tiny_model())),
@@ -1134,6 +1131,14 @@ fn queued_jobs_are_coalesced_into_one_run() {
         64,
         metrics.clone(),
     );
+    (batcher, pool, metrics)
+}
+
+/// Jobs queued while the worker is held are coalesced into one run when it is free.
+#[test]
+fn queued_jobs_are_coalesced_into_one_run() {
+    let (faults, gate) = Faults::new(1);
+    let (batcher, pool, metrics) = faulty_batcher(&faults);
     let model = tiny_model();
     let first = [format!("the dog {GATE}")];
     let held = batcher.submit(model.tokenize(&first).unwrap()).unwrap();
@@ -1210,14 +1215,7 @@ fn queued_jobs_are_coalesced_into_one_run() {
 #[test]
 fn only_the_job_whose_pass_panics_fails() {
     let (faults, gate) = Faults::new(1);
-    let metrics = Arc::new(Metrics::default());
-    let (batcher, pool) = Batcher::start(
-        (faults.wrap())(InferenceEncoder::new(tiny_model())),
-        one_worker(),
-        16_384,
-        64,
-        metrics.clone(),
-    );
+    let (batcher, pool, metrics) = faulty_batcher(&faults);
     let model = tiny_model();
     let held = batcher
         .submit(model.tokenize(&[format!("the dog {GATE}")]).unwrap())
@@ -1298,10 +1296,7 @@ fn a_panicking_pass_answers_500_and_every_worker_survives() {
         assert!(since.elapsed() < PATIENCE, "{metrics}");
         std::thread::sleep(Duration::from_millis(5));
     };
-    assert!(
-        metrics.contains("lase_requests_total{route=\"/embed\",status=\"500\"} 2"),
-        "{metrics}"
-    );
+    assert_requests_total(&metrics, "/embed", 500, 2);
 }
 
 /// A pass that returns NaN answers its request with a 500 (JSON would carry NaN as
@@ -1309,7 +1304,7 @@ fn a_panicking_pass_answers_500_and_every_worker_survives() {
 #[test]
 fn a_pass_returning_nan_answers_500_not_nulls() {
     let (faults, _gate) = Faults::new(1);
-    let server = Server::start_with(ServeConfig::default(), one_worker(), faults.wrap());
+    let server = Server::start_faulty(ServeConfig::default(), &faults);
     let poisoned = format!("the {POISON} dog");
     for (path, body) in [
         ("/embed", embed_body(&["a cat", &poisoned])),
@@ -1334,7 +1329,7 @@ fn a_pass_returning_nan_answers_500_not_nulls() {
 #[test]
 fn graceful_shutdown_finishes_the_request_in_flight() {
     let (faults, gate) = Faults::new(1);
-    let mut server = Server::start_with(ServeConfig::default(), one_worker(), faults.wrap());
+    let mut server = Server::start_faulty(ServeConfig::default(), &faults);
     let addr = server.addr;
     let sentences = [
         format!("the dog {GATE}"),
@@ -1377,7 +1372,7 @@ fn shutdown_stops_within_its_bound_when_a_request_hangs() {
         shutdown_timeout: bound,
         ..ServeConfig::default()
     };
-    let mut server = Server::start_with(config, one_worker(), faults.wrap());
+    let mut server = Server::start_faulty(config, &faults);
     let addr = server.addr;
     let in_flight = std::thread::spawn(move || {
         let body = serde_json::json!({ "inputs": [format!("the dog {GATE}")] }).to_string();

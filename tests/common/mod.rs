@@ -2,7 +2,7 @@
 //! location of the real teacher that scripts/setup.sh fetches.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use lase::model::dense::{DenseConfig, TANH};
 use lase::model::{EncoderConfig, HeadSpec, PoolingConfig, PoolingMode, SentenceEncoder};
@@ -121,6 +121,16 @@ pub fn tiny_encoder(config: EncoderConfig, head: HeadSpec, seed: i64) -> Sentenc
     let _rng = torch_rng();
     tch::manual_seed(seed);
     SentenceEncoder::new(config, tiny_tokenizer_json(), 32, head, Device::Cpu).unwrap()
+}
+
+/// Saves a tiny encoder (mean pooling, normalised, weights drawn from `seed`) as the folder
+/// `dir`/model and returns its path.
+pub fn save_tiny_model(dir: &Path, seed: i64) -> PathBuf {
+    let model = dir.join("model");
+    tiny_encoder(tiny_config(), mean_head(16, true), seed)
+        .save(&model)
+        .unwrap();
+    model
 }
 
 pub fn repo_path(rel: &str) -> PathBuf {
