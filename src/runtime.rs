@@ -169,6 +169,12 @@ pub fn has_fast_bf16<S: AsRef<str>>(flags: &[S]) -> bool {
         .any(|f| matches!(f.as_ref(), "avx512_bf16" | "amx_bf16"))
 }
 
+/// Whether a CPU with these /proc/cpuinfo flags has AMX bfloat16 tiles (Intel Xeon since
+/// Sapphire Rapids).
+pub fn has_amx<S: AsRef<str>>(flags: &[S]) -> bool {
+    flags.iter().any(|f| f.as_ref() == "amx_bf16")
+}
+
 /// Sets libtorch's intra-op thread count (0 keeps libtorch's default: one per core).
 pub fn set_threads(threads: usize) {
     if threads > 0 {

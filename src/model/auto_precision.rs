@@ -75,7 +75,7 @@ pub fn hardware_candidate(device: Device) -> (Precision, &'static str) {
 /// [`hardware_candidate`] for a CPU with these /proc/cpuinfo flags.
 pub fn cpu_candidate<S: AsRef<str>>(flags: &[S]) -> (Precision, &'static str) {
     let has = |name: &str| flags.iter().any(|f| f.as_ref() == name);
-    if has("amx_bf16") {
+    if crate::runtime::has_amx(flags) {
         return (Precision::Bf16, "the CPU has AMX");
     }
     if has("avx512_vnni") || has("avx_vnni") {

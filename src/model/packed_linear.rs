@@ -78,7 +78,7 @@ pub const AMX_ROW_BUCKET: i64 = 32;
 /// The row bucket for CPUs with these /proc/cpuinfo flags: [`AMX_ROW_BUCKET`] with AMX,
 /// else 1 (unpadded).
 pub fn row_bucket_for<S: AsRef<str>>(flags: &[S]) -> i64 {
-    if flags.iter().any(|f| f.as_ref() == "amx_bf16") {
+    if crate::runtime::has_amx(flags) {
         AMX_ROW_BUCKET
     } else {
         1
