@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Finishes and scores a pair of CPU continuations of the default (the MSE-2x and MSE-4x arms
 # of configs/lase-base-NAME-mse{2,4}-cpu.toml), the way the rules for runs 14 and 15 judged
-# them, and prints the rule's choice. It does not copy anything into models/: the session
-# that runs it does that, then reads the test sets (after the choice) with
-# scripts/default_model_eval.sh.
+# them, and prints the rule's choice. It does not copy anything into models/:
+# scripts/adopt_default.sh OUT_DIR/rule_outcome.txt does that, then reads the test sets (after
+# the choice).
 #   scripts/score_arms.sh NAME OUT_DIR     e.g. scripts/score_arms.sh run15 bench/results/X/run15-arms
 # Steps, each resumed or repeated safely after a kill:
 #  1. each arm trained to its last step (`lase train` resumes from its checkpoint), in

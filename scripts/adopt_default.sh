@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Adopts the candidate a dev rule chose as the default model, then reads the test sets (only
+# after the choice) the way sessions 13 and 19 did by hand (their after_arms_s13.sh and
+# after_arms_s19.sh in bench/results, which this replaces):
+#   scripts/adopt_default.sh OUTCOME NAME OUT_DIR PREVIOUS_TATOEBA_JSON
+#     OUTCOME    the rule's outcome file (scripts/score_arms.sh's rule_outcome.txt): its last
+#                "chosen: TAG" line names runs/TAG; "chosen: none (...)" adopts nothing
+#     NAME       the new default's name in the files written, e.g. run17
+#     OUT_DIR    where the logs and evaluation folders go (bench/results/...)
+#     PREVIOUS_TATOEBA_JSON  the outgoing default's eval-tatoeba112.json, for the per-language
+#                comparison (scripts/tatoeba_compare.py)
+# Steps, in order (a later step may be cut off by a session's end; rerunning repeats them):
+#  1. runs/TAG/model.safetensors copied into models/lase-base atomically, the folder's
+#     checksums.sha256 updated to it and verified (copied-checksums-NAME.txt);
+#  2. scripts/default_model_eval.sh in f32 (the published numbers; eval-NAME-summary.txt and
+#     the eval-lase-base-NAME folder) and Tatoeba per language against the previous default;
+#  3. the demo's calibration mine and its mine without a threshold, f32;
+#  4. the README's main job (scripts/run.sh) in f32 and under LASE_PRECISION=auto;
+#  5. the test sets again in each of PRECISIONS (default "bf16 int8"; a CPU without
+#     AVX512-BF16 or AMX emulates bf16 slowly: PRECISIONS=int8 there).
+# The first step that fails stops the script with its status. LASE names the binary,
+# LASE_DEFAULT_DIR the default's folder (models/lase-base) and LASE_RUNS_DIR the folder of
+# runs and evaluations (runs), for the script's own tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+outcome=${1:?OUTCOME file with a "chosen: TAG" line}
+name=${2:?NAME, e.g. run17}
+out=${3:?OUT_DIR}
+previous=${4:?PREVIOUS_TATOEBA_JSON}
+LASE=${LASE:-./target/release/lase}
+precisions=${PRECISIONS:-bf16 int8}
+default=${LASE_DEFAULT_DIR:-models/lase-base}
+runs=${LASE_RUNS_DIR:-runs}
+stamp() { echo "$1 $(date -u +%H:%M:%S)"; }
+
+[ -f "$outcome" ] || { echo "adopt_default.sh: no outcome file $outcome" >&2; exit 2; }
+[ -f "$previous" ] || { echo "adopt_default.sh: no previous Tatoeba JSON $previous" >&2; exit 2; }
+chosen=$(sed -n 's/^chosen: //p' "$outcome" | tail -1)
+case "$chosen" in
+  "") echo "adopt_default.sh: $outcome has no 'chosen:' line" >&2; exit 2 ;;
+  none*) echo "chosen: $chosen; $default stays"; exit 0 ;;
+esac
+m=$runs/$chosen
+[ -f "$m/model.safetensors" ] || { echo "adopt_default.sh: no $m/model.safetensors" >&2; exit 2; }
+mkdir -p "$out"
+echo "chosen: $chosen -> $default ($name)"
+
+# 1. The weights, atomically, and the checksum file that names them.
+sums=$default/checksums.sha256
+grep -q ' model\.safetensors$' "$sums" || { echo "adopt_default.sh: $sums names no model.safetensors" >&2; exit 2; }
+cp "$m/model.safetensors" "$default/model.safetensors.tmp"
+mv "$default/model.safetensors.tmp" "$default/model.safetensors"
+new=$(cd "$m" && sha256sum model.safetensors | cut -d' ' -f1)
+awk -v new="$new" '/ model\.safetensors$/ { print new "  model.safetensors"; next } { print }' "$sums" > "$sums.tmp"
+mv "$sums.tmp" "$sums"
+(cd "$default" && sha256sum -c checksums.sha256) > "$out/copied-checksums-$name.txt" 2>&1 \
+  || { cat "$out/copied-checksums-$name.txt"; echo "adopt_default.sh: checksums do not verify" >&2; exit 1; }
+cat "$out/copied-checksums-$name.txt"
+
+# 2. The test sets in f32, and Tatoeba per language against the outgoing default.
+eval_into() { # precision folder-suffix
+  local dir=$runs/eval/lase-base-$name$2
+  PRECISION=$1 scripts/default_model_eval.sh "$m" "$dir" > "$out/eval-$name$2-summary.txt" 2>&1
+  rm -rf "$out/eval-lase-base-$name$2" && cp -r "$dir" "$out/eval-lase-base-$name$2"
+}
+eval_into f32 ""
+python3 scripts/tatoeba_compare.py "$previous" "$runs/eval/lase-base-$name/eval-tatoeba112.json" \
+  > "$out/tatoeba_previous_to_$name.txt"
+stamp "f32 eval done"
+
+# 3. The demo: calibration, and mining with no threshold.
+D=data/demo/tico19-en-fr
+logged() { # file command...
+  local file=$1; shift
+  { echo "# $*"; "$@"; } > "$file" 2>&1
+}
+logged "$out/calibration-lase-base-f32-$name.txt" $LASE mine --quiet --precision f32 --model "$m" \
+  --src $D.calibration.en --tgt $D.calibration.fr --output "/tmp/cal-$name.tsv" --gold $D.calibration.gold.tsv
+logged "$out/demo_no_threshold_f32_$name.txt" $LASE mine --quiet --precision f32 --model "$m" \
+  --src $D.en --tgt $D.fr --output "/tmp/demo-$name.tsv" --gold $D.gold.tsv
+
+# 4. The README's main job, as shipped and under auto.
+scripts/run.sh > "$out/run_f32.txt" 2>&1
+LASE_PRECISION=auto scripts/run.sh > "$out/run_auto.txt" 2>&1
+stamp "run.sh done"
+
+# 5. The other precisions.
+for p in $precisions; do eval_into "$p" "-$p"; done
+stamp "evals in $precisions done"

@@ -1,0 +1,152 @@
+//! scripts/adopt_default.sh, the sequence that makes a rule's chosen candidate the default:
+//! what it refuses before touching the default's folder (no outcome file, no "chosen:" line,
+//! a chosen run without weights), that "chosen: none" leaves the folder as it was, and that
+//! a chosen run's weights are copied with the checksum file rewritten to them (other lines
+//! kept) before the first evaluation, which fails here because LASE names no binary (the
+//! evaluations need the shipped data; sessions 13 and 19 ran the same steps by hand, their
+//! after_arms_s13.sh and after_arms_s19.sh in bench/results).
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use sha2::{Digest, Sha256};
+
+const OLD_WEIGHTS: &[u8] = b"the outgoing default's weights";
+const NEW_WEIGHTS: &[u8] = b"the chosen candidate's weights";
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// A default folder with weights and a checksum file naming them and a tokenizer, a runs
+    /// folder with the candidate `runs/cand` (weights only when `with_weights`), and a
+    /// previous Tatoeba JSON.
+    fn new(with_weights: bool) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let default = dir.path().join("default");
+        std::fs::create_dir_all(&default).unwrap();
+        std::fs::write(default.join("model.safetensors"), OLD_WEIGHTS).unwrap();
+        std::fs::write(default.join("tokenizer.json"), b"{}").unwrap();
+        std::fs::write(
+            default.join("checksums.sha256"),
+            format!(
+                "{}  model.safetensors\n{}  tokenizer.json\n",
+                hex(OLD_WEIGHTS),
+                hex(b"{}")
+            ),
+        )
+        .unwrap();
+        let cand = dir.path().join("runs/cand");
+        std::fs::create_dir_all(&cand).unwrap();
+        if with_weights {
+            std::fs::write(cand.join("model.safetensors"), NEW_WEIGHTS).unwrap();
+        }
+        std::fs::write(dir.path().join("previous.json"), b"{}").unwrap();
+        Self { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Runs the script with an outcome file holding `outcome`.
+    fn run(&self, outcome: &str) -> Output {
+        let file = self.path("rule_outcome.txt");
+        std::fs::write(&file, outcome).unwrap();
+        self.run_with(&file)
+    }
+
+    fn run_with(&self, outcome: &Path) -> Output {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/adopt_default.sh");
+        std::process::Command::new("bash")
+            .arg(script)
+            .arg(outcome)
+            .arg("run99")
+            .arg(self.path("out"))
+            .arg(self.path("previous.json"))
+            // A binary that cannot exist: nothing here may reach `lase`.
+            .env("LASE", "/nonexistent/lase")
+            .env("LASE_DEFAULT_DIR", self.path("default"))
+            .env("LASE_RUNS_DIR", self.path("runs"))
+            .output()
+            .expect("bash runs")
+    }
+
+    fn default_weights(&self) -> Vec<u8> {
+        std::fs::read(self.path("default/model.safetensors")).unwrap()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn chosen_none_leaves_the_default_as_it_was() {
+    let f = Fixture::new(true);
+    let o = f.run("dev rows...\nchosen: none (run16 stays)\n");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("stays"), "{}", text(&o));
+    assert_eq!(f.default_weights(), OLD_WEIGHTS);
+    assert!(!f.path("out").exists(), "nothing written for a rule that chose nothing");
+}
+
+#[test]
+fn a_missing_outcome_or_choice_is_refused_naming_the_file() {
+    let f = Fixture::new(true);
+    let o = f.run_with(&f.path("no-such-outcome.txt"));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no-such-outcome.txt"), "{}", text(&o));
+
+    let o = f.run("the rule was cut off before its last line\n");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let e = text(&o);
+    assert!(e.contains("rule_outcome.txt") && e.contains("no 'chosen:' line"), "{e}");
+    assert_eq!(f.default_weights(), OLD_WEIGHTS);
+}
+
+#[test]
+fn a_chosen_run_without_weights_is_refused_before_the_copy() {
+    let f = Fixture::new(false);
+    let o = f.run("chosen: cand\n");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("cand/model.safetensors"), "{}", text(&o));
+    assert_eq!(f.default_weights(), OLD_WEIGHTS);
+}
+
+#[test]
+fn the_chosen_weights_are_copied_and_the_checksums_rewritten_before_the_evaluations() {
+    let f = Fixture::new(true);
+    // The last "chosen:" line counts (a rule applied twice appends a second).
+    let o = f.run("chosen: none (run16 stays)\nchosen: cand\n");
+    let e = text(&o);
+    // The first evaluation needs `lase`: the script stops there, with a failure status.
+    assert_ne!(o.status.code(), Some(0), "{e}");
+    assert_eq!(f.default_weights(), NEW_WEIGHTS);
+    assert!(!f.path("default/model.safetensors.tmp").exists());
+    let sums = std::fs::read_to_string(f.path("default/checksums.sha256")).unwrap();
+    assert_eq!(
+        sums,
+        format!(
+            "{}  model.safetensors\n{}  tokenizer.json\n",
+            hex(NEW_WEIGHTS),
+            hex(b"{}")
+        )
+    );
+    let verified = std::fs::read_to_string(f.path("out/copied-checksums-run99.txt")).unwrap();
+    assert!(verified.contains("model.safetensors: OK"), "{verified}");
+    let summary = std::fs::read_to_string(f.path("out/eval-run99-summary.txt")).unwrap();
+    assert!(summary.contains("/nonexistent/lase"), "{summary}");
+}
