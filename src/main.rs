@@ -17,6 +17,8 @@ fn main() -> Result<()> {
             EnvFilter::try_from_env("LASE_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only on a terminal: a log redirected to a file stays plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = cli::Cli::parse();
     if !cli.command.is_server() {

@@ -100,7 +100,10 @@ fn chosen_none_leaves_the_default_as_it_was() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(text(&o).contains("stays"), "{}", text(&o));
     assert_eq!(f.default_weights(), OLD_WEIGHTS);
-    assert!(!f.path("out").exists(), "nothing written for a rule that chose nothing");
+    assert!(
+        !f.path("out").exists(),
+        "nothing written for a rule that chose nothing"
+    );
 }
 
 #[test]
@@ -113,7 +116,10 @@ fn a_missing_outcome_or_choice_is_refused_naming_the_file() {
     let o = f.run("the rule was cut off before its last line\n");
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let e = text(&o);
-    assert!(e.contains("rule_outcome.txt") && e.contains("no 'chosen:' line"), "{e}");
+    assert!(
+        e.contains("rule_outcome.txt") && e.contains("no 'chosen:' line"),
+        "{e}"
+    );
     assert_eq!(f.default_weights(), OLD_WEIGHTS);
 }
 

@@ -491,6 +491,24 @@ fn cli_ann_mines_like_exact_search_and_prints_recall() {
         stdout.contains("HNSW (M 16, ef_construction 128, ef 1024): recall@4") && recall > 0.99,
         "{stdout}"
     );
+    // Grouping rows by region starts at 100,000 rows: this fixture keeps corpus order, so
+    // asking for it changes nothing (a one-thread build is reproducible).
+    let in_row_order = work.path().join("ann-row-order.tsv");
+    mine_to(
+        &in_row_order,
+        &[
+            "--threads",
+            "1",
+            "--ann",
+            "--ann-ef-search",
+            "1024",
+            "--ann-row-order",
+        ],
+    );
+    assert_eq!(
+        read_lines(&approx).unwrap(),
+        read_lines(&in_row_order).unwrap()
+    );
     // The search's own seconds come apart from the whole command's, and within them.
     let total = number_between(&stdout, "threshold 1.06, ", " s, ");
     let search = number_between(&stdout, "of which k-NN search ", " s)");

@@ -7,6 +7,7 @@ pub mod ann;
 pub mod bitext;
 pub mod candidates;
 pub mod knn;
+pub mod locality;
 pub mod margin;
 pub mod matrix;
 pub mod quantized;
