@@ -70,9 +70,9 @@ const PACKING_ROWS: i64 = 512;
 /// sentences), and unpadded forward passes bring a new row count with nearly every pass;
 /// with buckets of 32 rows a pass of up to 512 tokens has at most 16. Its AVX512-BF16
 /// kernels (CPUs without AMX) built in 0.5 ms each on the same Xeon (91 ms for 200, with
-/// `ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16`): little to save, and what the padding costs
-/// there is not measured, so there the rows stay unpadded (docs/benchmarks.md, "bf16
-/// products in row buckets").
+/// `ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16`): little to save, and on a Zen 5 EPYC (AVX512-BF16,
+/// no AMX) buckets of 32 encoded at 0.98x-1.00x the unpadded rate, so there the rows stay
+/// unpadded (docs/benchmarks.md, "bf16 products in row buckets").
 pub const AMX_ROW_BUCKET: i64 = 32;
 
 /// The row bucket for CPUs with these /proc/cpuinfo flags: [`AMX_ROW_BUCKET`] with AMX,
