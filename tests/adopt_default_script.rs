@@ -1,10 +1,11 @@
 //! scripts/adopt_default.sh, the sequence that makes a rule's chosen candidate the default:
 //! what it refuses before touching the default's folder (no outcome file, no "chosen:" line,
-//! a chosen run without weights), that "chosen: none" leaves the folder as it was, and that
-//! a chosen run's weights are copied with the checksum file rewritten to them (other lines
-//! kept) before the first evaluation, which fails here because LASE names no binary (the
-//! evaluations need the shipped data; sessions 13 and 19 ran the same steps by hand, their
-//! after_arms_s13.sh and after_arms_s19.sh in bench/results).
+//! no previous evaluation, a chosen run without weights); that "chosen: none" leaves the
+//! folder as it was; that a chosen run's weights are copied with the checksum file rewritten
+//! to them (other lines kept) before the first evaluation, which fails here because LASE
+//! names no binary; and that a folder which does not verify after the copy gets its outgoing
+//! weights and checksums back. The evaluations need the shipped data; sessions 13 and 19 ran
+//! the same steps by hand (after_arms_s13.sh and after_arms_s19.sh in bench/results).
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -124,6 +125,42 @@ fn a_missing_outcome_or_choice_is_refused_naming_the_file() {
 }
 
 #[test]
+fn a_missing_previous_evaluation_is_refused_before_the_copy() {
+    let f = Fixture::new(true);
+    std::fs::remove_file(f.path("previous.json")).unwrap();
+    let o = f.run("chosen: cand\n");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("previous.json"), "{}", text(&o));
+    assert_eq!(f.default_weights(), OLD_WEIGHTS);
+}
+
+#[test]
+fn a_folder_that_does_not_verify_gets_its_outgoing_weights_back() {
+    let f = Fixture::new(true);
+    // Another file of the folder no longer matches its line: the folder cannot verify.
+    std::fs::write(f.path("default/tokenizer.json"), b"changed").unwrap();
+    let sums_before = std::fs::read_to_string(f.path("default/checksums.sha256")).unwrap();
+    let o = f.run("chosen: cand\n");
+    let e = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("does not verify") && e.contains("outgoing ones are back"),
+        "{e}"
+    );
+    assert_eq!(f.default_weights(), OLD_WEIGHTS);
+    assert_eq!(
+        std::fs::read_to_string(f.path("default/checksums.sha256")).unwrap(),
+        sums_before
+    );
+    let left: Vec<String> = std::fs::read_dir(f.path("default"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp") || n.ends_with(".prev"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
 fn a_chosen_run_without_weights_is_refused_before_the_copy() {
     let f = Fixture::new(false);
     let o = f.run("chosen: cand\n");
@@ -151,6 +188,13 @@ fn the_chosen_weights_are_copied_and_the_checksums_rewritten_before_the_evaluati
             hex(b"{}")
         )
     );
+    for left in [
+        "model.safetensors.prev",
+        "checksums.sha256.prev",
+        "checksums.sha256.tmp",
+    ] {
+        assert!(!f.path(&format!("default/{left}")).exists(), "{left}");
+    }
     let verified = std::fs::read_to_string(f.path("out/copied-checksums-run99.txt")).unwrap();
     assert!(verified.contains("model.safetensors: OK"), "{verified}");
     let summary = std::fs::read_to_string(f.path("out/eval-run99-summary.txt")).unwrap();

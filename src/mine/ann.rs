@@ -138,11 +138,7 @@ impl HnswIndex {
             .reserve_capacity_and_threads(m.rows, threads)
             .map_err(|e| search_error("reserving", e))?;
         if let Some(order) = order {
-            assert_eq!(
-                order.len(),
-                m.rows,
-                "an insertion order names every row once"
-            );
+            assert_permutation(order, m.rows, "an insertion order");
         }
         in_parallel(m.rows, threads, |p| {
             let i = order.map_or(p, |o| o[p]);
@@ -180,11 +176,7 @@ impl HnswIndex {
             "search the matrix the graph was built from"
         );
         if let Some(order) = order {
-            assert_eq!(
-                order.len(),
-                queries.rows,
-                "a search order names every query once"
-            );
+            assert_permutation(order, queries.rows, "a search order");
         }
         let k = k.min(self.rows).max(1);
         // 4k of the graph's candidates (at most its list, ef) are rescored in f32: a graph
@@ -266,23 +258,7 @@ pub fn knn_both_ways_hnsw(
     options: &HnswOptions,
     threads: usize,
 ) -> Result<(Neighbours, Neighbours, usize)> {
-    let orders = match &options.locality {
-        Some(l) if x.rows + y.rows >= options.min_locality_rows => {
-            let start = std::time::Instant::now();
-            let centres = locality::centroids(&[x, y], l)?;
-            let orders = (
-                locality::order_by_nearest(x, &centres)?,
-                locality::order_by_nearest(y, &centres)?,
-            );
-            tracing::info!(
-                "HNSW: rows grouped by {} regions in {:.1} s",
-                centres.len() / x.cols.max(1),
-                start.elapsed().as_secs_f64()
-            );
-            Some(orders)
-        }
-        _ => None,
-    };
+    let orders = locality_orders(x, y, options)?;
     let (x_order, y_order) = match &orders {
         Some((xo, yo)) => (Some(xo.as_slice()), Some(yo.as_slice())),
         None => (None, None),
@@ -309,6 +285,45 @@ pub fn knn_both_ways_hnsw(
 /// Builds a graph over `indexed`, searches it with every row of `queries`, logs how long
 /// each took (graph building and searching are timed apart), and returns the neighbours
 /// with the bytes the graph took.
+/// The orders of `x`'s and `y`'s rows grouped by region ([`locality`]), or `None` where
+/// `options` keep corpus order (no locality options, or fewer rows than
+/// `min_locality_rows` on both sides together).
+pub fn locality_orders(
+    x: &MatrixView,
+    y: &MatrixView,
+    options: &HnswOptions,
+) -> Result<Option<(Vec<usize>, Vec<usize>)>> {
+    let Some(l) = &options.locality else {
+        return Ok(None);
+    };
+    if x.rows + y.rows < options.min_locality_rows {
+        return Ok(None);
+    }
+    let start = std::time::Instant::now();
+    let centres = locality::centroids(&[x, y], l)?;
+    let orders = (
+        locality::order_by_nearest(x, &centres)?,
+        locality::order_by_nearest(y, &centres)?,
+    );
+    tracing::info!(
+        "HNSW: rows grouped by {} regions in {:.1} s",
+        centres.len() / x.cols.max(1),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(Some(orders))
+}
+
+/// Panics unless `order` names each of `0..n` once (a programming error: a row left out
+/// would be neither inserted nor searched).
+fn assert_permutation(order: &[usize], n: usize, what: &str) {
+    assert_eq!(order.len(), n, "{what} names every row once");
+    let mut seen = vec![false; n];
+    for &i in order {
+        assert!(i < n && !seen[i], "{what} names every row once");
+        seen[i] = true;
+    }
+}
+
 /// Each side comes with the order its rows are inserted or searched in (`None`: row order).
 fn one_direction(
     (queries, query_order): (&MatrixView, Option<&[usize]>),
@@ -471,10 +486,30 @@ mod tests {
             locality: None,
             ..grouped.clone()
         };
+        // The grouped options do reorder (rows of several regions, so not row order); the
+        // plain ones and a threshold above these 600 rows do not.
+        let (xo, yo) = locality_orders(&x, &y, &grouped).unwrap().unwrap();
+        assert_ne!(xo, (0..x.rows).collect::<Vec<_>>());
+        assert_ne!(yo, (0..y.rows).collect::<Vec<_>>());
+        assert!(locality_orders(&x, &y, &plain).unwrap().is_none());
+        let above = HnswOptions {
+            min_locality_rows: 601,
+            ..grouped.clone()
+        };
+        assert!(locality_orders(&x, &y, &above).unwrap().is_none());
         let (fg, bg, _) = knn_both_ways_hnsw(&x, &y, 4, &grouped, 2).unwrap();
         let (fp, bp, _) = knn_both_ways_hnsw(&x, &y, 4, &plain, 2).unwrap();
         assert_eq!(fg.indices, fp.indices);
         assert_eq!(bg.indices, bp.indices);
+    }
+
+    #[test]
+    #[should_panic(expected = "names every row once")]
+    fn an_insertion_order_with_a_repeated_row_is_refused() {
+        let yd = unit_rows(10, 4, 7);
+        let y = MatrixView::new(&yd, 10, 4).unwrap();
+        let order = [0, 1, 2, 3, 4, 5, 6, 7, 8, 8];
+        let _ = HnswIndex::build(&y, &HnswOptions::default(), 1, Some(&order));
     }
 
     #[test]
