@@ -9,7 +9,7 @@
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
 use super::locality::{self, LocalityOptions};
-use super::matrix::{MatrixView, Neighbours};
+use super::matrix::{MatrixView, Neighbours, dot};
 use crate::error::{LaseError, Result};
 
 /// Candidates per wanted neighbour that [`HnswIndex::search`] rescores in f32.
@@ -259,10 +259,8 @@ pub fn knn_both_ways_hnsw(
     threads: usize,
 ) -> Result<(Neighbours, Neighbours, usize)> {
     let orders = locality_orders(x, y, options)?;
-    let (x_order, y_order) = match &orders {
-        Some((xo, yo)) => (Some(xo.as_slice()), Some(yo.as_slice())),
-        None => (None, None),
-    };
+    let x_order = orders.as_ref().map(|(xo, _)| xo.as_slice());
+    let y_order = orders.as_ref().map(|(_, yo)| yo.as_slice());
     let (forward, y_bytes) = one_direction(
         (x, x_order),
         (y, y_order),
@@ -282,9 +280,6 @@ pub fn knn_both_ways_hnsw(
     Ok((forward, backward, y_bytes + x_bytes))
 }
 
-/// Builds a graph over `indexed`, searches it with every row of `queries`, logs how long
-/// each took (graph building and searching are timed apart), and returns the neighbours
-/// with the bytes the graph took.
 /// The orders of `x`'s and `y`'s rows grouped by region ([`locality`]), or `None` where
 /// `options` keep corpus order (no locality options, or fewer rows than
 /// `min_locality_rows` on both sides together).
@@ -324,7 +319,10 @@ fn assert_permutation(order: &[usize], n: usize, what: &str) {
     }
 }
 
-/// Each side comes with the order its rows are inserted or searched in (`None`: row order).
+/// Builds a graph over `indexed`, searches it with every row of `queries`, logs how long
+/// each took (graph building and searching are timed apart), and returns the neighbours
+/// with the bytes the graph took. Each side comes with the order its rows are inserted or
+/// searched in (`None`: row order).
 fn one_direction(
     (queries, query_order): (&MatrixView, Option<&[usize]>),
     (indexed, index_order): (&MatrixView, Option<&[usize]>),
@@ -344,25 +342,6 @@ fn one_direction(
         start.elapsed().as_secs_f64() - built
     );
     Ok((found, graph.memory_bytes()))
-}
-
-/// Inner product in eight independent lanes, so the compiler can vectorise it (a single
-/// running float sum cannot be reordered).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut lanes = [0f32; 8];
-    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = a8
-        .remainder()
-        .iter()
-        .zip(b8.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in a8.zip(b8) {
-        for l in 0..8 {
-            lanes[l] += x[l] * y[l];
-        }
-    }
-    lanes.iter().sum::<f32>() + tail
 }
 
 fn exact_scan(q: &[f32], m: &MatrixView, k: usize) -> Vec<(f32, i64)> {
@@ -426,8 +405,15 @@ mod tests {
         )
         .unwrap();
         let found = graph.search(&x, &y, 4, 2, None).unwrap();
+        assert_exact_neighbours(&found, &x, &y);
+        assert!(graph.memory_bytes() > 300 * 16 * 4);
+    }
+
+    /// Every row of `x` found exact search's 4 neighbours in `y`, the best with its exact
+    /// score.
+    fn assert_exact_neighbours(found: &Neighbours, x: &MatrixView, y: &MatrixView) {
         for i in 0..x.rows {
-            let exact = exact_scan(x.row(i), &y, 4);
+            let exact = exact_scan(x.row(i), y, 4);
             assert_eq!(
                 found.indices_of(i),
                 exact.iter().map(|e| e.1).collect::<Vec<_>>().as_slice(),
@@ -435,7 +421,6 @@ mod tests {
             );
             assert_eq!(found.scores_of(i)[0], exact[0].0);
         }
-        assert!(graph.memory_bytes() > 300 * 16 * 4);
     }
 
     #[test]
@@ -456,14 +441,7 @@ mod tests {
         let in_row_order = graph.search(&x, &y, 4, 1, None).unwrap();
         assert_eq!(found.indices, in_row_order.indices);
         assert_eq!(found.scores, in_row_order.scores);
-        for i in 0..x.rows {
-            let exact = exact_scan(x.row(i), &y, 4);
-            assert_eq!(
-                found.indices_of(i),
-                exact.iter().map(|e| e.1).collect::<Vec<_>>().as_slice(),
-                "query {i}"
-            );
-        }
+        assert_exact_neighbours(&found, &x, &y);
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! same machine and build (exact search's rounding may differ between CPU kernels).
 
 use super::knn::{KnnOptions, knn};
-use super::matrix::MatrixView;
+use super::matrix::{MatrixView, dot};
 use crate::error::{LaseError, Result};
 
 /// How the regions are found.
@@ -161,10 +161,6 @@ fn chain_order(centres: &[f32], cols: usize) -> Vec<f32> {
         }
     }
     out
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 #[cfg(test)]
