@@ -213,6 +213,28 @@ fn an_output_path_that_cannot_be_written_fails_before_the_work() {
     assert!(err.contains("plain.txt is a file, not a folder"), "{err}");
 }
 
+/// `eval` with a data folder that is not there (the default is relative to the working
+/// directory) names the folder and the flag, and does so before loading the model: a
+/// model folder that does not exist either is not what the error is about.
+#[test]
+fn eval_names_a_missing_data_folder_before_loading_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let no_data = dir.path().join("no-data");
+    let no_model = dir.path().join("no-model");
+    let err = refused(&[
+        os("eval"),
+        os("--model"),
+        os(&no_model),
+        os("--suite"),
+        os("tatoeba"),
+        os("--data-dir"),
+        os(&no_data),
+    ]);
+    assert!(err.contains(&format!("data folder {} not found", no_data.display())), "{err}");
+    assert!(err.contains("--data-dir"), "{err}");
+    assert!(!err.contains("no-model"), "{err}");
+}
+
 /// Whole files read at once (a model's config.json, a recipe) name the line of invalid
 /// UTF-8, as the line readers do.
 #[test]

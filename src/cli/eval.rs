@@ -54,6 +54,18 @@ pub fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
     for path in [&args.json, &args.report, &args.plot].into_iter().flatten() {
         lase::io::atomic::check_writable(path)?;
     }
+    // The data folder is checked before the model loads: a wrong working directory (the
+    // default is relative) is the usual cause, and it should not wait for a model.
+    if !args.data_dir.is_dir() {
+        anyhow::bail!(
+            "data folder {} not found: --data-dir names the folder that holds the benchmark \
+             folders ({}/, {}/, ...); its default, ../shared/data, is relative to the working \
+             directory",
+            args.data_dir.display(),
+            lase::eval::benchmark_data::TATOEBA,
+            lase::eval::benchmark_data::FLORES_DEVTEST
+        );
+    }
     let encoder = load_encoder(&args.model, device, args.precision)?;
     let options =
         lase::inference::EncodeOptions::for_device(device).with_batch_size(args.batch_size);
