@@ -230,7 +230,10 @@ fn eval_names_a_missing_data_folder_before_loading_the_model() {
         os("--data-dir"),
         os(&no_data),
     ]);
-    assert!(err.contains(&format!("data folder {} not found", no_data.display())), "{err}");
+    assert!(
+        err.contains(&format!("data folder {} not found", no_data.display())),
+        "{err}"
+    );
     assert!(err.contains("--data-dir"), "{err}");
     assert!(!err.contains("no-model"), "{err}");
 }
