@@ -18,6 +18,14 @@ tool read dev-score's printed two-decimal columns, so their means can differ by 
 0.005). Prints one line per model and a last line "chosen: TAG" or
 "chosen: none (BASE stays)"; a file's tag is its name without "devscore-" and ".json".
 
+--bootstrap N adds, after the choice (it changes nothing in it), how far the dev labels
+alone move each candidate's retrieval-mean difference from the base: the labels of each
+part (pivot languages; non-pivot language pairs) are resampled with replacement N times,
+the same draw for the base and the candidate (a paired bootstrap), each column recomputed
+as the mean over the drawn labels (as dev-score computes it), and the 2.5th / 97.5th
+percentiles of the difference printed with the share of draws above 0. It measures the
+spread from which languages the dev split holds, not from training seeds.
+
     python3 scripts/dev_rule.py --base OUT/devscore-lase-base.json OUT/devscore-*.json \
         --min-gain 0.3 --max-agreement-loss 0.5 --group-folder ../shared/data/parallel-news
 """
@@ -120,6 +128,44 @@ def decide(base, candidates, min_gain, max_agreement_loss):
     return lines, chosen
 
 
+def label_scores(path, j):
+    """Per part, {label: (own, pooled)}: the labels dev-score's columns average."""
+    parts = [j.get("languages")]
+    if isinstance(j.get("non_pivot"), dict):
+        parts.append(j["non_pivot"].get("languages"))
+    out = []
+    for part in parts:
+        if not isinstance(part, list) or not part:
+            raise RuleError(f"{path}: no per-label scores to resample (--bootstrap)")
+        out.append({l["language"]: (float(l["p_at_1"]), float(l["pooled_p_at_1"])) for l in part})
+    return out
+
+
+def bootstrap(base_path, cand_path, draws, seed):
+    """(low, high, share above 0) of the candidate's retrieval mean minus the base's over
+    `draws` paired resamples of the dev labels."""
+    import random
+
+    base, cand = label_scores(base_path, load(base_path)), label_scores(cand_path, load(cand_path))
+    if [sorted(b) for b in base] != [sorted(c) for c in cand]:
+        raise RuleError(f"{cand_path}: its dev labels are not {base_path}'s (not the same dev split?)")
+    rng = random.Random(seed)
+    labels = [sorted(b) for b in base]
+    diffs = []
+    for _ in range(draws):
+        columns = []
+        for part, names in enumerate(labels):
+            drawn = [rng.choice(names) for _ in names]
+            for k in (0, 1):
+                d = sum(cand[part][n][k] - base[part][n][k] for n in drawn) / len(drawn)
+                columns.append(d)
+        diffs.append(sum(columns) / len(columns))
+    diffs.sort()
+    low = diffs[int(0.025 * (draws - 1))]
+    high = diffs[int(round(0.975 * (draws - 1)))]
+    return low, high, sum(d > 0 for d in diffs) / draws
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--base", required=True, help="the shipped model's dev-score JSON")
@@ -127,7 +173,13 @@ def main(argv):
     p.add_argument("--min-gain", type=float, default=0.3)
     p.add_argument("--max-agreement-loss", type=float)
     p.add_argument("--group-folder")
+    p.add_argument("--bootstrap", type=int, default=0, metavar="N",
+                   help="also print a paired bootstrap over the dev labels (N draws) of each difference")
+    p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
     a = p.parse_args(argv)
+    if a.bootstrap < 0:
+        print("dev_rule.py: --bootstrap must be 0 (off) or a number of draws", file=sys.stderr)
+        return 2
     try:
         group = group_languages(a.group_folder) if a.group_folder else None
         base = measure(a.base, group)
@@ -136,6 +188,15 @@ def main(argv):
         if not rows:
             raise RuleError("no candidate besides the base")
         lines, _ = decide(base, rows, a.min_gain, a.max_agreement_loss)
+        if a.bootstrap:
+            paths = [c for c in a.candidates if os.path.realpath(c) != same]
+            for path, row in zip(paths, rows):
+                low, high, above = bootstrap(a.base, path, a.bootstrap, a.seed)
+                lines.append(
+                    f"bootstrap {row['tag']}: mean - base {row['mean'] - base['mean']:+.3f}, "
+                    f"95% over the dev labels [{low:+.3f}, {high:+.3f}], above 0 in "
+                    f"{100 * above:.1f}% of {a.bootstrap} draws"
+                )
     except RuleError as e:
         print(f"dev_rule.py: {e}", file=sys.stderr)
         return 2

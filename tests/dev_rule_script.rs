@@ -140,3 +140,105 @@ fn bad_input_is_named_by_file_and_line() {
     );
     assert!(err.contains("no xxx-eng subfolder"), "{err}");
 }
+
+/// A dev-score JSON whose columns are the means over its labels, as dev-score writes
+/// them: pivot labels and non-pivot labels, each (name, own P@1, pooled P@1).
+fn labelled(
+    dir: &Path,
+    tag: &str,
+    pivot: &[(&str, f64, f64)],
+    non_pivot: &[(&str, f64, f64)],
+) -> PathBuf {
+    let part = |labels: &[(&str, f64, f64)]| {
+        let n = labels.len() as f64;
+        let own = labels.iter().map(|l| l.1).sum::<f64>() / n;
+        let pooled = labels.iter().map(|l| l.2).sum::<f64>() / n;
+        let list: Vec<String> = labels
+            .iter()
+            .map(|(name, o, p)| {
+                format!(
+                    r#"{{"language": "{name}", "p_at_1": {o}, "pooled_p_at_1": {p}, "pairs": 20}}"#
+                )
+            })
+            .collect();
+        (own, pooled, list.join(", "))
+    };
+    let (own, pooled, list) = part(pivot);
+    let (np_own, np_pooled, np_list) = part(non_pivot);
+    let json = format!(
+        r#"{{"p_at_1": {own}, "pooled_p_at_1": {pooled}, "pool_size": 10, "languages": [{list}],
+  "non_pivot": {{"p_at_1": {np_own}, "pooled_p_at_1": {np_pooled}, "pool_size": 10, "languages": [{np_list}]}}}}"#
+    );
+    let path = dir.join(format!("devscore-{tag}.json"));
+    std::fs::write(&path, json).unwrap();
+    path
+}
+
+/// --bootstrap resamples the dev labels, the same draw for base and candidate: a gain the
+/// same on every label has no spread; a gain on one label and an equal loss on another
+/// spans zero; labels that are not the base's are refused. The choice itself is unchanged.
+#[test]
+fn the_bootstrap_resamples_dev_labels_in_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let pivot = [("deu_Latn", 60.0, 50.0), ("fra_Latn", 70.0, 40.0)];
+    let np = [("deu_Latn-fra_Latn", 55.0, 65.0)];
+    let base = labelled(dir.path(), "base", &pivot, &np);
+    let plus_one = |l: &(&'static str, f64, f64)| (l.0, l.1 + 1.0, l.2 + 1.0);
+    let even: Vec<_> = pivot.iter().map(plus_one).collect();
+    let even_np: Vec<_> = np.iter().map(plus_one).collect();
+    let even = labelled(dir.path(), "even", &even, &even_np);
+    // +2 on deu, -2 on fra (own and pooled), 0 on the non-pivot pair: mean difference 0,
+    // and a draw of deu twice gives +1, fra twice -1.
+    let split = labelled(
+        dir.path(),
+        "split",
+        &[("deu_Latn", 62.0, 52.0), ("fra_Latn", 68.0, 38.0)],
+        &np,
+    );
+    let o = rule(
+        &[&base, &even, &split],
+        &["--bootstrap", "1000", "--seed", "3"],
+    );
+    let out = stdout(&o);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("\nchosen: even\n"), "{out}");
+    let line = |tag: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("bootstrap {tag}:")))
+            .unwrap_or_else(|| panic!("no bootstrap line for {tag}: {out}"))
+            .to_owned()
+    };
+    assert!(
+        line("even").contains("mean - base +1.000, 95% over the dev labels [+1.000, +1.000], above 0 in 100.0% of 1000 draws"),
+        "{out}"
+    );
+    let split_line = line("split");
+    assert!(
+        split_line.contains("mean - base +0.000, 95% over the dev labels [-1.000, +1.000]"),
+        "{split_line}"
+    );
+    // deu drawn twice in about a quarter of the draws.
+    let share: f64 = split_line
+        .split("above 0 in ")
+        .nth(1)
+        .and_then(|s| s.split('%').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    assert!((15.0..35.0).contains(&share), "{split_line}");
+
+    let other = labelled(
+        dir.path(),
+        "other",
+        &[("deu_Latn", 60.0, 50.0), ("spa_Latn", 70.0, 40.0)],
+        &np,
+    );
+    let err = refused(&[&base, &other], &["--bootstrap", "10"]);
+    assert!(
+        err.contains("devscore-other.json: its dev labels are not"),
+        "{err}"
+    );
+}
