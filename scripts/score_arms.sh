@@ -14,7 +14,9 @@
 #  3. `lase dev-score` of the default and every candidate (configs/lase-base-non-pivot-cpu-anneal.toml's
 #     dev split, all pairs, agreement with the teacher, JSON);
 #  4. scripts/dev_rule.py: retrieval mean >= the default's + 0.3, agreement >= the default's - 0.5,
-#     and the WMT-news languages' dev group >= the default's (LASE_RULE_ARGS replaces these).
+#     and the WMT-news languages' dev group >= the default's (LASE_RULE_ARGS replaces these);
+#     after its choice it prints each difference's paired bootstrap over the dev labels
+#     (--bootstrap 2000: the spread the dev split's languages alone give; the choice is unchanged).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/run_progress.sh
@@ -22,7 +24,7 @@ name=${1:?NAME, as in configs/lase-base-NAME-mse2-cpu.toml}
 out=${2:?OUT_DIR for the dev scores and the outcome}
 LASE=${LASE:-./target/release/lase}
 precision=${LASE_TRAIN_PRECISION:-bf16}
-rule_args=${LASE_RULE_ARGS:---min-gain 0.3 --max-agreement-loss 0.5 --group-folder ../shared/data/parallel-news}
+rule_args=${LASE_RULE_ARGS:---min-gain 0.3 --max-agreement-loss 0.5 --group-folder ../shared/data/parallel-news --bootstrap 2000}
 mkdir -p "$out"
 tag=${name/run/r}
 cands=()

@@ -172,8 +172,12 @@ fn a_chosen_run_without_weights_is_refused_before_the_copy() {
 #[test]
 fn the_chosen_weights_are_copied_and_the_checksums_rewritten_before_the_evaluations() {
     let f = Fixture::new(true);
-    // The last "chosen:" line counts (a rule applied twice appends a second).
-    let o = f.run("chosen: none (run16 stays)\nchosen: cand\n");
+    // The last "chosen:" line counts (a rule applied twice appends a second); the
+    // bootstrap lines dev_rule.py prints after its choice are not choices.
+    let o = f.run(
+        "chosen: none (run16 stays)\nchosen: cand\n\
+         bootstrap cand: mean - base +0.500, 95% over the dev labels [+0.1, +0.9], above 0 in 99.0% of 2000 draws\n",
+    );
     let e = text(&o);
     // The first evaluation needs `lase`: the script stops there, with a failure status.
     assert_ne!(o.status.code(), Some(0), "{e}");
