@@ -120,6 +120,52 @@ pub(crate) async fn tokenize_inputs(
             texts.len()
         )));
     }
+    // A few short texts (a one-sentence request, the usual load) are tokenised on this
+    // thread: microseconds of work, less than handing them to a blocking thread and
+    // rayon's pool and back.
+    let encoded = if state.tokenize_hook.is_none()
+        && texts.iter().map(String::len).sum::<usize>() <= INLINE_TOKENIZE_BYTES
+    {
+        // A panic in the tokenizer is answered as one on a blocking thread is (500).
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            state.tokenizer.encode_serial_reporting_truncation(texts)
+        }))
+        .map_err(|payload| {
+            let message = panic_message(payload.as_ref());
+            tracing::error!("tokenising {} inputs panicked: {message}", texts.len());
+            ApiError::backend(format!("tokenising the inputs panicked: {message}"))
+        })?
+        .map_err(|e| ApiError::validation(e.to_string()))?
+    } else {
+        tokenize_elsewhere(state, texts).await?
+    };
+    if too_long != TooLong::Cut
+        && let Some(i) = encoded.iter().position(|(_, cut)| *cut)
+    {
+        let remedy = match too_long {
+            TooLong::Refuse => "send \"truncate\": true to cut it",
+            _ => "shorten it (this route has no truncate option)",
+        };
+        return Err(ApiError::validation(format!(
+            "{} is longer than the model's maximum of {} tokens; {remedy}",
+            name(i),
+            state.tokenizer.max_length()
+        )));
+    }
+    Ok(encoded.into_iter().map(|(t, _)| t).collect())
+}
+
+/// Requests whose texts add up to at most this many bytes are tokenised on the HTTP
+/// runtime's thread; larger ones on a blocking thread (see [`tokenize_inputs`]).
+pub(crate) const INLINE_TOKENIZE_BYTES: usize = 1024;
+
+/// Tokenises texts on one of tokio's blocking threads (the tokenizer's batch work on
+/// rayon's pool), holding one of the server's tokenisation slots: a large request does
+/// not hold up the threads that accept and answer other requests.
+async fn tokenize_elsewhere(
+    state: &Arc<AppState>,
+    texts: &[String],
+) -> Result<Vec<(TokenIds, bool)>, ApiError> {
     // A slot first (waited for here, so a client that leaves while waiting costs
     // nothing); a started tokenisation cannot be cancelled, so the slots are what bound
     // the work that clients who already left can still cause.
@@ -129,7 +175,7 @@ pub(crate) async fn tokenize_inputs(
         .map_err(|_| ApiError::backend("the server is shutting down"))?;
     let shared = Arc::clone(state);
     let owned = texts.to_vec();
-    let encoded = tokio::task::spawn_blocking(move || {
+    tokio::task::spawn_blocking(move || {
         let _slot = slot;
         if let Some(hook) = &shared.tokenize_hook {
             hook(&owned);
@@ -145,21 +191,7 @@ pub(crate) async fn tokenize_inputs(
         tracing::error!("tokenising {} inputs panicked: {message}", texts.len());
         ApiError::backend(format!("tokenising the inputs panicked: {message}"))
     })?
-    .map_err(|e| ApiError::validation(e.to_string()))?;
-    if too_long != TooLong::Cut
-        && let Some(i) = encoded.iter().position(|(_, cut)| *cut)
-    {
-        let remedy = match too_long {
-            TooLong::Refuse => "send \"truncate\": true to cut it",
-            _ => "shorten it (this route has no truncate option)",
-        };
-        return Err(ApiError::validation(format!(
-            "{} is longer than the model's maximum of {} tokens; {remedy}",
-            name(i),
-            state.tokenizer.max_length()
-        )));
-    }
-    Ok(encoded.into_iter().map(|(t, _)| t).collect())
+    .map_err(|e| ApiError::validation(e.to_string()))
 }
 
 /// Embeds tokenised inputs through the batcher; also their token count.

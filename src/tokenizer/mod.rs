@@ -361,6 +361,38 @@ impl SentenceTokenizer {
             .collect())
     }
 
+    /// As [`Self::encode_reporting_truncation`], on the calling thread only (no rayon):
+    /// for a few short texts, where handing them to rayon's pool costs more than
+    /// tokenising them (the server's small requests).
+    pub fn encode_serial_reporting_truncation<S: AsRef<str>>(
+        &self,
+        sentences: &[S],
+    ) -> Result<Vec<(TokenIds, bool)>> {
+        sentences
+            .iter()
+            .map(|s| {
+                let s = s.as_ref().trim();
+                let prepared = if self.lowercase {
+                    s.to_lowercase()
+                } else {
+                    s.to_owned()
+                };
+                let e = self
+                    .inner
+                    .encode_fast(prepared, true)
+                    .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
+                let truncated = !e.get_overflowing().is_empty();
+                Ok((
+                    TokenIds {
+                        ids: e.get_ids().iter().map(|&i| i as i64).collect(),
+                        type_ids: e.get_type_ids().iter().map(|&i| i as i64).collect(),
+                    },
+                    truncated,
+                ))
+            })
+            .collect()
+    }
+
     /// The tokenizer's encodings of sentences prepared as sentence-transformers does
     /// (stripped, lowercased where the model is uncased), the preparation and the
     /// tokenizer's batch both spread over rayon's threads (RAYON_NUM_THREADS bounds both;
@@ -498,5 +530,14 @@ mod tests {
         assert_eq!(expected[1].ids, vec![2, 5, 6, 7, 3]);
         assert_eq!(expected[3].len(), 6);
         assert_ne!(expected[0], expected[4]);
+
+        // The server's serial path (small requests, no rayon) gives the batch path's ids
+        // and the same truncation flags: sentence 3 is cut, sentence 1 is not.
+        let batch = tokenizer.encode_reporting_truncation(&sentences).unwrap();
+        let serial = tokenizer
+            .encode_serial_reporting_truncation(&sentences)
+            .unwrap();
+        assert_eq!(serial, batch);
+        assert!(serial[3].1 && !serial[1].1);
     }
 }
