@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../../.."
 before=$1 after=$2 rounds=${3:-4} seconds=${4:-10}
-out=bench/results/epyc-zen5-2026-11-28-s21/serve-inline
+out=${OUT:-bench/results/epyc-zen5-2026-11-28-s21/serve-inline}
 for i in $(seq "$rounds"); do
   LASE=$before LASE_PRECISION=auto bench/serve_load.sh models/all-MiniLM-L6-v2 "$seconds" > "$out/serve_before_$i.txt" 2>&1
   LASE=$after LASE_PRECISION=auto bench/serve_load.sh models/all-MiniLM-L6-v2 "$seconds" > "$out/serve_after_$i.txt" 2>&1
