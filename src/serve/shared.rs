@@ -99,11 +99,12 @@ pub(crate) async fn embed_texts(
 }
 
 /// The inputs' token ids, after the count, emptiness and length checks; an error names
-/// the text by `name`. Tokenising is CPU work (a text of megabytes is tokenised whole
-/// before it is cut): a blocking thread of tokio's hands it to the tokenizer (whose
-/// batch work runs on rayon's pool), so the HTTP runtime's threads stay free to accept
-/// and answer other requests meanwhile. At most `ServeConfig::max_concurrent_tokenizations`
-/// run at once; other requests wait for a slot.
+/// the text by `name`. Texts of at most [`INLINE_TOKENIZE_BYTES`] together are tokenised
+/// on the calling thread (microseconds). Larger requests are CPU work (a text of megabytes
+/// is tokenised whole before it is cut): a blocking thread of tokio's hands them to the
+/// tokenizer (whose batch work runs on rayon's pool), so the HTTP runtime's threads stay
+/// free to accept and answer other requests meanwhile; at most
+/// `ServeConfig::max_concurrent_tokenizations` run at once, other requests wait for a slot.
 pub(crate) async fn tokenize_inputs(
     state: &Arc<AppState>,
     texts: &[String],
