@@ -141,12 +141,12 @@ def label_scores(path, j):
     return out
 
 
-def bootstrap(base_path, cand_path, draws, seed):
+def bootstrap(base, base_path, cand_path, draws, seed):
     """(low, high, share above 0) of the candidate's retrieval mean minus the base's over
-    `draws` paired resamples of the dev labels."""
+    `draws` paired resamples of the dev labels; `base` is label_scores of base_path."""
     import random
 
-    base, cand = label_scores(base_path, load(base_path)), label_scores(cand_path, load(cand_path))
+    cand = label_scores(cand_path, load(cand_path))
     if [sorted(b) for b in base] != [sorted(c) for c in cand]:
         raise RuleError(f"{cand_path}: its dev labels are not {base_path}'s (not the same dev split?)")
     rng = random.Random(seed)
@@ -189,9 +189,10 @@ def main(argv):
             raise RuleError("no candidate besides the base")
         lines, _ = decide(base, rows, a.min_gain, a.max_agreement_loss)
         if a.bootstrap:
+            base_labels = label_scores(a.base, load(a.base))
             paths = [c for c in a.candidates if os.path.realpath(c) != same]
             for path, row in zip(paths, rows):
-                low, high, above = bootstrap(a.base, path, a.bootstrap, a.seed)
+                low, high, above = bootstrap(base_labels, a.base, path, a.bootstrap, a.seed)
                 lines.append(
                     f"bootstrap {row['tag']}: mean - base {row['mean'] - base['mean']:+.3f}, "
                     f"95% over the dev labels [{low:+.3f}, {high:+.3f}], above 0 in "

@@ -131,11 +131,7 @@ pub(crate) async fn tokenize_inputs(
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             state.tokenizer.encode_serial_reporting_truncation(texts)
         }))
-        .map_err(|payload| {
-            let message = panic_message(payload.as_ref());
-            tracing::error!("tokenising {} inputs panicked: {message}", texts.len());
-            ApiError::backend(format!("tokenising the inputs panicked: {message}"))
-        })?
+        .map_err(|payload| tokenizing_panicked(texts.len(), &panic_message(payload.as_ref())))?
         .map_err(|e| ApiError::validation(e.to_string()))?
     } else {
         tokenize_elsewhere(state, texts).await?
@@ -189,10 +185,16 @@ async fn tokenize_elsewhere(
             Ok(payload) => panic_message(payload.as_ref()),
             Err(e) => e.to_string(),
         };
-        tracing::error!("tokenising {} inputs panicked: {message}", texts.len());
-        ApiError::backend(format!("tokenising the inputs panicked: {message}"))
+        tokenizing_panicked(texts.len(), &message)
     })?
     .map_err(|e| ApiError::validation(e.to_string()))
+}
+
+/// A tokenisation that panicked, on whichever thread: logged, and answered 500 with the
+/// panic's message.
+fn tokenizing_panicked(inputs: usize, message: &str) -> ApiError {
+    tracing::error!("tokenising {inputs} inputs panicked: {message}");
+    ApiError::backend(format!("tokenising the inputs panicked: {message}"))
 }
 
 /// Embeds tokenised inputs through the batcher; also their token count.

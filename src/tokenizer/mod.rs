@@ -348,16 +348,7 @@ impl SentenceTokenizer {
         Ok(self
             .encode_raw(sentences)?
             .into_par_iter()
-            .map(|e| {
-                let truncated = !e.get_overflowing().is_empty();
-                (
-                    TokenIds {
-                        ids: e.get_ids().iter().map(|&i| i as i64).collect(),
-                        type_ids: e.get_type_ids().iter().map(|&i| i as i64).collect(),
-                    },
-                    truncated,
-                )
-            })
+            .map(|e| ids_and_truncation(&e))
             .collect())
     }
 
@@ -371,26 +362,23 @@ impl SentenceTokenizer {
         sentences
             .iter()
             .map(|s| {
-                let s = s.as_ref().trim();
-                let prepared = if self.lowercase {
-                    s.to_lowercase()
-                } else {
-                    s.to_owned()
-                };
-                let e = self
-                    .inner
-                    .encode_fast(prepared, true)
-                    .map_err(|e| LaseError::Tokenizer(e.to_string()))?;
-                let truncated = !e.get_overflowing().is_empty();
-                Ok((
-                    TokenIds {
-                        ids: e.get_ids().iter().map(|&i| i as i64).collect(),
-                        type_ids: e.get_type_ids().iter().map(|&i| i as i64).collect(),
-                    },
-                    truncated,
-                ))
+                self.inner
+                    .encode_fast(self.prepare(s.as_ref()), true)
+                    .map(|e| ids_and_truncation(&e))
+                    .map_err(|e| LaseError::Tokenizer(e.to_string()))
             })
             .collect()
+    }
+
+    /// A sentence as sentence-transformers hands it to the tokenizer: stripped, and
+    /// lowercased where the model is uncased.
+    fn prepare(&self, sentence: &str) -> String {
+        let s = sentence.trim();
+        if self.lowercase {
+            s.to_lowercase()
+        } else {
+            s.to_owned()
+        }
     }
 
     /// The tokenizer's encodings of sentences prepared as sentence-transformers does
@@ -399,21 +387,23 @@ impl SentenceTokenizer {
     /// TOKENIZERS_PARALLELISM=false makes only the tokenizer's own part serial).
     fn encode_raw<S: AsRef<str>>(&self, sentences: &[S]) -> Result<Vec<Encoding>> {
         let refs: Vec<&str> = sentences.iter().map(AsRef::as_ref).collect();
-        let prepared: Vec<String> = refs
-            .par_iter()
-            .map(|s| {
-                let s = s.trim();
-                if self.lowercase {
-                    s.to_lowercase()
-                } else {
-                    s.to_owned()
-                }
-            })
-            .collect();
+        let prepared: Vec<String> = refs.par_iter().map(|s| self.prepare(s)).collect();
         self.inner
             .encode_batch_fast(prepared, true)
             .map_err(|e| LaseError::Tokenizer(e.to_string()))
     }
+}
+
+/// An encoding's ids and type ids, and whether the tokenizer cut the sentence (it left
+/// overflowing pieces).
+fn ids_and_truncation(e: &Encoding) -> (TokenIds, bool) {
+    (
+        TokenIds {
+            ids: e.get_ids().iter().map(|&i| i as i64).collect(),
+            type_ids: e.get_type_ids().iter().map(|&i| i as i64).collect(),
+        },
+        !e.get_overflowing().is_empty(),
+    )
 }
 
 /// Test fixture: an uncased-BERT WordPiece tokenizer.json over `pieces` (id = position),
