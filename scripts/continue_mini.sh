@@ -6,6 +6,7 @@
 # Every step resumes or is skipped when its output is there: run the same command again
 # after a kill. Extra arguments go to `lase distill` (--threads 2, --stop-after N, --set ...).
 # Usage: scripts/continue_mini.sh [lase distill options...]
+# LASE_MINI_PREPARE_ONLY=1 stops once the teacher folder is built (for scripts/gpu_train.sh pack).
 # Another continuation (another student, head or recipe): LASE_MINI_CONFIG (the recipe; its
 # init_from names the student and its teacher must be LASE_MINI_DIR/teacher), LASE_MINI_DIR
 # (runs/mini-continue) and LASE_MINI_HEAD (the 384 -> 256 layer the teacher ends with;
@@ -36,4 +37,5 @@ if [ ! -f "$teacher/modules.json" ]; then
   rm -rf "$teacher"
   mv -T "$teacher.partial" "$teacher"
 fi
+[ "${LASE_MINI_PREPARE_ONLY:-0}" = 1 ] && exit 0
 exec $LASE distill --config "$config" --out "$dir/distill" "$@"
