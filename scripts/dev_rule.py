@@ -184,13 +184,13 @@ def main(argv):
         group = group_languages(a.group_folder) if a.group_folder else None
         base = measure(a.base, group)
         same = os.path.realpath(a.base)
-        rows = [measure(c, group) for c in a.candidates if os.path.realpath(c) != same]
+        paths = [c for c in a.candidates if os.path.realpath(c) != same]
+        rows = [measure(c, group) for c in paths]
         if not rows:
             raise RuleError("no candidate besides the base")
         lines, _ = decide(base, rows, a.min_gain, a.max_agreement_loss)
         if a.bootstrap:
             base_labels = label_scores(a.base, load(a.base))
-            paths = [c for c in a.candidates if os.path.realpath(c) != same]
             for path, row in zip(paths, rows):
                 low, high, above = bootstrap(base_labels, a.base, path, a.bootstrap, a.seed)
                 lines.append(
