@@ -10,5 +10,6 @@ def run(kind, n=30):
     t=time.perf_counter()
     for _ in range(n): torch.nn.functional.scaled_dot_product_attention(qq,kk,vv,attn_mask=mask)
     return (time.perf_counter()-t)/n
+print("torch", torch.__version__)
 for r in range(3):
     print("f32 %.2f ms  bf16 %.2f ms" % (run(torch.float32)*1e3, run(torch.bfloat16)*1e3))

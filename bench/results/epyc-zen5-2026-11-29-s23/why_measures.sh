@@ -21,3 +21,5 @@ done > $R/perf_groups.txt 2>&1
 .venv/bin/python $R/sdpa_bf16.py > $R/sdpa_bf16.txt 2>&1
 ROUNDS=3 LASE_PRECISION=auto bench/student_speed.sh runs/mini3-s23/cut-012 models/lase-base 2 > $R/cut012_speed_auto.txt 2>&1
 rm -rf "$t"
+# Run right after this script, in the same nohup, once the continued student (step 11) was installed:
+#   ROUNDS=5 LASE_PRECISION=auto bench/student_speed.sh models/lase-mini models/lase-base 2 > mini3-s23b/student_speed_auto.txt
