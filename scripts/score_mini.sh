@@ -25,6 +25,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/run_progress.sh
+. scripts/lib/mini_dev_score.sh
 trap 'echo "score_mini.sh: failed at line $LINENO (its outputs: ${out:-OUT_DIR})" >&2' ERR
 install=0
 if [ "${1:-}" = --install ]; then install=1; shift; fi
@@ -68,17 +69,10 @@ dup=$(printf '%s\n' "${names[@]}" shipped | sort | uniq -d)
 [ -z "$dup" ] || { echo "score_mini.sh: candidates named alike (or 'shipped'): $dup" >&2; exit 2; }
 
 # 1. Dev scores, the shipped student scored again by the same binary.
-score() { # model json
-  [ -f "$2" ] && return 0
-  { echo "\$ lase --threads 2 dev-score --model $1 --config configs/lase-mini.toml --set run.dev_max_pairs=0 --json $(basename "$2")"
-    $LASE --threads 2 dev-score --model "$1" --config configs/lase-mini.toml \
-      --set run.dev_max_pairs=0 --json "$2.tmp" 2>&1 | { grep -v '^\s*$' || true; } | tail -2; } > "${2%.json}.txt"
-  mv "$2.tmp" "$2"
-}
-score models/lase-mini "$out/devscore-mini-$tag-shipped.json"
+mini_dev_score models/lase-mini "$out/devscore-mini-$tag-shipped.json"
 jsons=()
 for i in "${!models[@]}"; do
-  score "${models[$i]}" "$out/devscore-mini-$tag-${names[$i]}.json"
+  mini_dev_score "${models[$i]}" "$out/devscore-mini-$tag-${names[$i]}.json"
   jsons+=("$out/devscore-mini-$tag-${names[$i]}.json")
 done
 

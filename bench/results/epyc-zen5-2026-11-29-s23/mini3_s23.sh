@@ -7,21 +7,15 @@ R=bench/results/epyc-zen5-2026-11-29-s23
 lase=target/release/lase
 run=runs/mini3-s23
 mkdir -p $run $R/mini3
-score() { # model json
-  [ -f "$2" ] && return 0
-  { echo "\$ lase --threads 2 dev-score --model $1 --config configs/lase-mini.toml --set run.dev_max_pairs=0 --json $(basename "$2")"
-    $lase --threads 2 dev-score --model "$1" --config configs/lase-mini.toml \
-      --set run.dev_max_pairs=0 --json "$2.tmp" 2>&1 | { grep -v '^\s*$' || true; } | tail -2; } > "${2%.json}.txt"
-  mv "$2.tmp" "$2"
-}
+. scripts/lib/mini_dev_score.sh   # the dev measure score_mini.sh uses (as it ran: the same lines, inline)
 echo "cuts start $(date -u +%H:%M:%S)"
 # 1. The four cuts, scored untrained; the default scored on the same split.
 for L in 1,2,3 0,2,3 0,1,3 0,1,2; do
   n=cut-${L//,/}
   [ -f $run/$n/modules.json ] || $lase --threads 2 shrink --model models/lase-mini --layers $L --output $run/$n 2>&1 | tee $R/mini3/shrink-$n.txt
-  score $run/$n $R/mini3/devscore-mini3-$n.json
+  mini_dev_score $run/$n $R/mini3/devscore-mini3-$n.json
 done
-score models/lase-base $R/mini3/devscore-default-run16.json
+mini_dev_score models/lase-base $R/mini3/devscore-default-run16.json
 cp bench/results/epyc-zen5-2026-11-29-s22/mini-s22c/devscore-mini-s22c-mini-s22c.json $R/mini3/devscore-mini4-shipped.json
 python3 - $R/mini3 <<'PY' | tee $R/mini3/cut_choice.txt
 import sys
@@ -55,7 +49,7 @@ if ! [ -f $run/export/checksums.sha256 ]; then
   $lase export --model $run/distill/best-model --output $run/export.tmp --dtype f16 2>&1 | tee $R/mini3/export.txt
   rm -rf $run/export && mv $run/export.tmp $run/export
 fi
-score $run/export $R/mini3/devscore-mini3-trained.json
+mini_dev_score $run/export $R/mini3/devscore-mini3-trained.json
 [ -f $R/mini3/student_speed_auto.txt ] ||
   { ROUNDS=5 LASE_PRECISION=auto bench/student_speed.sh $run/export models/lase-base 2 > $R/mini3/student_speed_auto.tmp && mv $R/mini3/student_speed_auto.tmp $R/mini3/student_speed_auto.txt; }
 du -b $run/export | tail -1 > $R/mini3/size.txt
