@@ -10,5 +10,5 @@ pub mod sampler;
 pub mod split;
 
 pub use corpus::{CorpusSource, ParallelCorpus, TranslationPair};
-pub use sampler::{BatchSampler, SamplerState, SamplingConfig};
+pub use sampler::{BatchComposition, BatchSampler, SamplerState, SamplingConfig};
 pub use split::{DevSplitConfig, split_dev};

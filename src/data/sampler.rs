@@ -11,7 +11,13 @@
 //!
 //! A recipe that weights its sources ([`crate::data::CorpusSource::weight`]) draws a
 //! source by weight first and a language of that source by temperature:
-//! `q_{s,l} = w_s / Σ w · n_{s,l}^α / Σ_k n_{s,k}^α` ([`BatchSampler::mixed`]).
+//! `q_{s,l} = w_s / Σ w · n_{s,l}^α / Σ_k n_{s,k}^α` ([`BatchSampler::mixed`]). By
+//! default each slot draws its own source, so a batch mixes them (a short Tatoeba pair
+//! beside a long news sentence: easy in-batch negatives). With
+//! [`BatchComposition::OneSource`] each batch draws one source by `w_s / Σ w` and fills
+//! every slot from that source's languages by temperature: the same expected share of
+//! each source and language, but in-batch negatives of one domain and length, as
+//! sentence-transformers' proportional multi-dataset batch sampler draws them.
 //!
 //! The sampler's whole position is [`SamplerState`] (a few integers), which training
 //! checkpoints store so that a resumed run draws the same batches.
@@ -33,6 +39,27 @@ pub struct SamplingConfig {
     pub alpha: f64,
     #[serde(default = "SamplingConfig::default_seed")]
     pub seed: u64,
+    /// Whether a batch mixes sources or draws all its pairs from one (module doc). Only a
+    /// recipe that weights its sources has more than one to draw from.
+    #[serde(default, skip_serializing_if = "BatchComposition::is_mixed")]
+    pub batches: BatchComposition,
+}
+
+/// What the pairs of one batch are drawn from, in a recipe that weights its sources.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BatchComposition {
+    /// Each slot draws a source by weight: a batch mixes sources.
+    #[default]
+    Mixed,
+    /// Each batch draws one source by weight and takes every slot from its languages.
+    OneSource,
+}
+
+impl BatchComposition {
+    fn is_mixed(&self) -> bool {
+        *self == Self::Mixed
+    }
 }
 
 impl SamplingConfig {
@@ -49,6 +76,7 @@ impl Default for SamplingConfig {
         Self {
             alpha: Self::default_alpha(),
             seed: Self::default_seed(),
+            batches: BatchComposition::Mixed,
         }
     }
 }
@@ -73,8 +101,18 @@ pub struct BatchSampler {
     /// Per pair, hashes of its two sentences and of its N-way row (0 = none), for the
     /// duplicate check.
     sentence_keys: Vec<PairKeys>,
+    /// With [`BatchComposition::OneSource`]: how a batch draws its source, and each
+    /// source's groups with their cumulative weights.
+    one_source: Option<SourceDraw>,
     seed: u64,
     state: SamplerState,
+}
+
+/// A batch's source drawn by weight, then its slots from that source's groups.
+struct SourceDraw {
+    cumulative: Vec<f64>,
+    /// Per source drawn: (its group indices, their cumulative weights).
+    members: Vec<(Vec<usize>, Vec<f64>)>,
 }
 
 impl BatchSampler {
@@ -119,8 +157,26 @@ impl BatchSampler {
                 weights[i] = source_weights[s as usize] / total_weight * t[k] / t_sum;
             }
         }
+        let one_source = (config.batches == BatchComposition::OneSource).then(|| {
+            let mut cumulative = Vec::new();
+            let mut members = Vec::new();
+            let mut acc = 0.0;
+            for &s in &present {
+                acc += source_weights[s as usize];
+                cumulative.push(acc);
+                let idx: Vec<usize> = (0..groups.len()).filter(|&i| groups[i].0 == s).collect();
+                let cum = cumulative_sums(idx.iter().map(|&i| weights[i]));
+                members.push((idx, cum));
+            }
+            SourceDraw {
+                cumulative,
+                members,
+            }
+        });
         let groups = groups.into_iter().map(|(_, g)| g).collect();
-        Self::with_weights(groups, weights, sentence_keys, config)
+        let mut sampler = Self::with_weights(groups, weights, sentence_keys, config)?;
+        sampler.one_source = one_source;
+        Ok(sampler)
     }
 
     fn with_weights(
@@ -134,19 +190,14 @@ impl BatchSampler {
                 "no training pairs to sample from".into(),
             ));
         }
-        let cumulative = weights
-            .into_iter()
-            .scan(0.0, |acc, w| {
-                *acc += w;
-                Some(*acc)
-            })
-            .collect();
+        let cumulative = cumulative_sums(weights);
         let n = groups.len();
         let mut sampler = Self {
             orders: vec![Vec::new(); n],
             groups,
             cumulative,
             sentence_keys,
+            one_source: None,
             seed: config.seed,
             state: SamplerState {
                 rng: SplitMix64::new(config.seed),
@@ -220,9 +271,18 @@ impl BatchSampler {
         let mut seen: HashSet<u64> = HashSet::with_capacity(2 * size);
         let mut attempts = 0usize;
         let max_attempts = 20 * size + 100;
+        // With one source per batch, that source's groups and their cumulative weights.
+        // (Taken out of `self` for the loop, which draws through `&mut self`; put back below.)
+        let one_source = self.one_source.take();
+        let source = one_source
+            .as_ref()
+            .map(|d| &d.members[self.state.rng.weighted_index(&d.cumulative)]);
         while batch.len() < size && attempts < max_attempts {
             attempts += 1;
-            let l = self.state.rng.weighted_index(&self.cumulative);
+            let l = match source {
+                Some((members, cumulative)) => members[self.state.rng.weighted_index(cumulative)],
+                None => self.state.rng.weighted_index(&self.cumulative),
+            };
             let i = self.next_of(l);
             let [src, tgt, row, pivot] = self.sentence_keys[i as usize];
             // The two sentences always; the row and the pivot segment where there is one.
@@ -237,9 +297,21 @@ impl BatchSampler {
             seen.extend(keys());
             batch.push(i);
         }
+        self.one_source = one_source;
         self.state.batches += 1;
         batch
     }
+}
+
+/// Running sums of `weights` (what [`SplitMix64::weighted_index`] draws from).
+fn cumulative_sums(weights: impl IntoIterator<Item = f64>) -> Vec<f64> {
+    weights
+        .into_iter()
+        .scan(0.0, |acc, w| {
+            *acc += w;
+            Some(*acc)
+        })
+        .collect()
 }
 
 /// Unnormalised temperature-sampling weights `(n_l / Σ n)^α` of groups of sizes `n_l`
@@ -301,7 +373,16 @@ mod tests {
             }
             groups.push(g);
         }
-        BatchSampler::new(groups, keys, &SamplingConfig { alpha, seed: 1 }).unwrap()
+        BatchSampler::new(
+            groups,
+            keys,
+            &SamplingConfig {
+                alpha,
+                seed: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap()
     }
 
     #[test]
@@ -334,7 +415,11 @@ mod tests {
         BatchSampler::new(
             vec![vec![0, 1, 2]],
             keys,
-            &SamplingConfig { alpha: 1.0, seed },
+            &SamplingConfig {
+                alpha: 1.0,
+                seed,
+                ..Default::default()
+            },
         )
         .unwrap()
     }
@@ -400,6 +485,7 @@ mod tests {
             &SamplingConfig {
                 alpha: 0.0,
                 seed: 3,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -411,6 +497,80 @@ mod tests {
                 && (p[2] - 0.375).abs() < 1e-12,
             "{p:?}"
         );
+    }
+
+    /// Two sources (0: pairs 0..1000 in one language; 1: pairs 1000..1300 in two),
+    /// weights 1 : 3, drawn with `batches`.
+    fn two_sources(batches: BatchComposition, seed: u64) -> BatchSampler {
+        let keys = (0..1300u64).map(|i| [2 * i + 1, 2 * i + 2, 0, 0]).collect();
+        let groups = vec![
+            (0u16, (0..1000).collect::<Vec<u32>>()),
+            (1u16, (1000..1200).collect()),
+            (1u16, (1200..1300).collect()),
+        ];
+        let config = SamplingConfig {
+            alpha: 0.0,
+            seed,
+            batches,
+        };
+        BatchSampler::mixed(groups, &[1.0, 3.0], keys, &config).unwrap()
+    }
+
+    #[test]
+    fn one_source_batches_hold_one_source_at_its_weight() {
+        let mut s = two_sources(BatchComposition::OneSource, 5);
+        let (mut from_1, mut lang_a, mut lang_b) = (0usize, 0usize, 0usize);
+        let n = 2000;
+        for _ in 0..n {
+            let b = s.next_batch(8);
+            assert_eq!(b.len(), 8);
+            let second = b.iter().filter(|&&i| i >= 1000).count();
+            assert!(second == 0 || second == 8, "a batch mixed sources: {b:?}");
+            if second == 8 {
+                from_1 += 1;
+                lang_a += b.iter().filter(|&&i| i < 1200).count();
+                lang_b += b.iter().filter(|&&i| i >= 1200).count();
+            }
+        }
+        // Source 1 in 3/4 of the batches; its two languages equally (alpha 0).
+        let share = from_1 as f64 / n as f64;
+        assert!((0.72..0.78).contains(&share), "{share}");
+        let ratio = lang_a as f64 / lang_b as f64;
+        assert!((0.9..1.1).contains(&ratio), "{lang_a} {lang_b}");
+        // Mixed batches (the default) do mix them.
+        let mut m = two_sources(BatchComposition::Mixed, 5);
+        let mixed = (0..200)
+            .filter(|_| {
+                let b = m.next_batch(8);
+                b.iter().any(|&i| i < 1000) && b.iter().any(|&i| i >= 1000)
+            })
+            .count();
+        assert!(mixed > 150, "{mixed}");
+    }
+
+    #[test]
+    fn one_source_batches_resume_where_they_stopped() {
+        let mut a = two_sources(BatchComposition::OneSource, 9);
+        for _ in 0..13 {
+            a.next_batch(16);
+        }
+        let state = a.state().clone();
+        let expected: Vec<Vec<u32>> = (0..20).map(|_| a.next_batch(16)).collect();
+        let mut b = two_sources(BatchComposition::OneSource, 9);
+        b.restore(state).unwrap();
+        let got: Vec<Vec<u32>> = (0..20).map(|_| b.next_batch(16)).collect();
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn batches_setting_reads_from_a_recipe_and_defaults_to_mixed() {
+        let c: SamplingConfig = toml::from_str("alpha = 0.3\nbatches = \"one-source\"").unwrap();
+        assert_eq!(c.batches, BatchComposition::OneSource);
+        let d: SamplingConfig = toml::from_str("alpha = 0.3").unwrap();
+        assert_eq!(d.batches, BatchComposition::Mixed);
+        assert!(toml::from_str::<SamplingConfig>("batches = \"per-language\"").is_err());
+        // A recipe that says nothing writes nothing (checkpointed configs stay as they were).
+        assert!(!toml::to_string(&d).unwrap().contains("batches"));
     }
 
     #[test]

@@ -13,7 +13,8 @@ use crate::rng::mix_seed;
 use crate::tokenizer::TokenStore;
 
 /// The recipe's batch sampler: languages pooled by temperature, or, when any source has a
-/// weight, a source drawn by weight and then one of its languages by temperature.
+/// weight, a source drawn by weight (per slot, or per batch with `sampling.batches =
+/// "one-source"`) and then one of its languages by temperature.
 pub fn batch_sampler(
     data: &DataConfig,
     train_set: &ParallelCorpus,
@@ -34,8 +35,12 @@ pub fn batch_sampler(
         &data.sampling,
     )?;
     tracing::info!(
-        "sources mixed by weight {weights:?}, languages by temperature alpha {}",
-        data.sampling.alpha
+        "sources mixed by weight {weights:?}, languages by temperature alpha {}, {}",
+        data.sampling.alpha,
+        match data.sampling.batches {
+            crate::data::BatchComposition::Mixed => "each batch mixing sources",
+            crate::data::BatchComposition::OneSource => "each batch from one source",
+        }
     );
     Ok(sampler)
 }
