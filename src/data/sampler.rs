@@ -556,6 +556,11 @@ mod tests {
         }
         let state = a.state().clone();
         let expected: Vec<Vec<u32>> = (0..20).map(|_| a.next_batch(16)).collect();
+        // Still one source per batch after many (the per-batch draw is not lost).
+        for batch in &expected {
+            let second = batch.iter().filter(|&&i| i >= 1000).count();
+            assert!(second == 0 || second == batch.len(), "{batch:?}");
+        }
         let mut b = two_sources(BatchComposition::OneSource, 9);
         b.restore(state).unwrap();
         let got: Vec<Vec<u32>> = (0..20).map(|_| b.next_batch(16)).collect();

@@ -244,6 +244,14 @@ impl TrainConfig {
                 "data.sources: weight {w} must be a positive number"
             ));
         }
+        if self.data.sampling.batches == crate::data::BatchComposition::OneSource
+            && let Some(s) = self.data.sources.iter().find(|s| s.weight().is_none())
+        {
+            return bad(format!(
+                "data.sampling.batches = \"one-source\" draws each batch's source by its weight, but {} has none: give every source a weight (e.g. weight = 1.0)",
+                s.path().display()
+            ));
+        }
         Ok(())
     }
 }
@@ -325,6 +333,25 @@ mod tests {
         for c in [off, on] {
             assert_eq!(TrainConfig::from_toml(&c.to_toml()).unwrap(), c);
         }
+    }
+
+    #[test]
+    fn one_source_batches_need_weighted_sources_and_survive_the_run_folder() {
+        let recipe = |weight: &str| {
+            format!(
+                "[data]\nexclude_test_sets = false\nsampling = {{ batches = \"one-source\" }}\nsources = [{{ format = \"tsv\", path = \"p.tsv\", src_lang = \"deu\", tgt_lang = \"eng\"{weight} }}]\n"
+            )
+        };
+        let err = TrainConfig::from_toml(&recipe("")).unwrap_err().to_string();
+        assert!(err.contains("one-source") && err.contains("p.tsv"), "{err}");
+        let c = TrainConfig::from_toml(&recipe(", weight = 1.0")).unwrap();
+        assert_eq!(
+            c.data.sampling.batches,
+            crate::data::BatchComposition::OneSource
+        );
+        let written = c.to_toml();
+        assert!(written.contains("batches = \"one-source\""), "{written}");
+        assert_eq!(TrainConfig::from_toml(&written).unwrap(), c);
     }
 
     #[test]
