@@ -432,11 +432,13 @@ mod tests {
             expansion_search: 400,
             ..Default::default()
         };
-        // Rows inserted last to first, queries searched in a shuffled order, on two
-        // threads: each query's neighbours come back at its own row, as exact search's.
+        // Rows inserted last to first (on one thread, so that the graph is the same every
+        // run: built on 2 threads it missed an exact neighbour in 1 of 10 runs on a 2-core
+        // Zen 5), queries searched in a shuffled order on two threads: each query's
+        // neighbours come back at its own row, as exact search's.
         let insert: Vec<usize> = (0..y.rows).rev().collect();
         let search: Vec<usize> = (0..x.rows).map(|i| (i * 37 + 11) % x.rows).collect();
-        let graph = HnswIndex::build(&y, &options, 2, Some(&insert)).unwrap();
+        let graph = HnswIndex::build(&y, &options, 1, Some(&insert)).unwrap();
         let found = graph.search(&x, &y, 4, 2, Some(&search)).unwrap();
         let in_row_order = graph.search(&x, &y, 4, 1, None).unwrap();
         assert_eq!(found.indices, in_row_order.indices);
@@ -475,10 +477,14 @@ mod tests {
             ..grouped.clone()
         };
         assert!(locality_orders(&x, &y, &above).unwrap().is_none());
-        let (fg, bg, _) = knn_both_ways_hnsw(&x, &y, 4, &grouped, 2).unwrap();
-        let (fp, bp, _) = knn_both_ways_hnsw(&x, &y, 4, &plain, 2).unwrap();
+        // One thread: a graph built by several threads at once depends on how they
+        // interleave; on 2 threads this test found different neighbours for the two graphs in
+        // 4 of 6 runs on a 2-core Zen 5 (2026-11-29), on 1 thread in none of 8.
+        let (fg, bg, _) = knn_both_ways_hnsw(&x, &y, 4, &grouped, 1).unwrap();
+        let (fp, bp, _) = knn_both_ways_hnsw(&x, &y, 4, &plain, 1).unwrap();
         assert_eq!(fg.indices, fp.indices);
         assert_eq!(bg.indices, bp.indices);
+        assert_exact_neighbours(&fg, &x, &y);
     }
 
     #[test]
