@@ -11,7 +11,7 @@
 //!
 //! A recipe that weights its sources ([`crate::data::CorpusSource::weight`]) draws a
 //! source by weight first and a language of that source by temperature:
-//! `q_{s,l} = w_s / Σ w · n_{s,l}^α / Σ_k n_{s,k}^α` ([`BatchSampler::mixed`]). By
+//! `q_{s,l} = w_s / Σ w · n_{s,l}^α / Σ_k n_{s,k}^α` ([`BatchSampler::weighted_sources`]). By
 //! default each slot draws its own source, so a batch mixes them (a short Tatoeba pair
 //! beside a long news sentence: easy in-batch negatives). With
 //! [`BatchComposition::OneSource`] each batch draws one source by `w_s / Σ w` and fills
@@ -134,10 +134,11 @@ impl BatchSampler {
         Self::with_weights(groups, weights, sentence_keys, config)
     }
 
-    /// A weighted mix of sources: `groups` are (source, pairs of one language of it),
-    /// `source_weights[s]` the weight of source `s`. A slot draws a source by weight,
-    /// then a language of it by temperature (module doc).
-    pub fn mixed(
+    /// Sources drawn by weight: `groups` are (source, pairs of one language of it),
+    /// `source_weights[s]` the weight of source `s`. A slot (or, with
+    /// [`BatchComposition::OneSource`], a batch) draws a source by weight, then each slot a
+    /// language of it by temperature (module doc).
+    pub fn weighted_sources(
         groups: Vec<(u16, Vec<u32>)>,
         source_weights: &[f64],
         sentence_keys: Vec<PairKeys>,
@@ -148,8 +149,12 @@ impl BatchSampler {
         let present: std::collections::BTreeSet<u16> = groups.iter().map(|(s, _)| *s).collect();
         let total_weight: f64 = present.iter().map(|&s| source_weights[s as usize]).sum();
         let mut weights = vec![0.0; groups.len()];
-        for &s in &present {
-            let members: Vec<usize> = (0..groups.len()).filter(|&i| groups[i].0 == s).collect();
+        // Per source present (in `present`'s order), the indices of its groups.
+        let members_of: Vec<Vec<usize>> = present
+            .iter()
+            .map(|&s| (0..groups.len()).filter(|&i| groups[i].0 == s).collect())
+            .collect();
+        for (&s, members) in present.iter().zip(&members_of) {
             let sizes: Vec<usize> = members.iter().map(|&i| groups[i].1.len()).collect();
             let t = temperature_weights(&sizes, config.alpha);
             let t_sum: f64 = t.iter().sum();
@@ -161,10 +166,9 @@ impl BatchSampler {
             let mut cumulative = Vec::new();
             let mut members = Vec::new();
             let mut acc = 0.0;
-            for &s in &present {
+            for (&s, idx) in present.iter().zip(members_of) {
                 acc += source_weights[s as usize];
                 cumulative.push(acc);
-                let idx: Vec<usize> = (0..groups.len()).filter(|&i| groups[i].0 == s).collect();
                 let cum = cumulative_sums(idx.iter().map(|&i| weights[i]));
                 members.push((idx, cum));
             }
@@ -265,7 +269,8 @@ impl BatchSampler {
     }
 
     /// The next batch of up to `size` pair indices with no repeated sentence. It is
-    /// shorter only when the data has too few distinct sentences to fill it.
+    /// shorter only when the data (with one source per batch: the drawn source) has too few
+    /// distinct sentences to fill it.
     pub fn next_batch(&mut self, size: usize) -> Vec<u32> {
         let mut batch = Vec::with_capacity(size);
         let mut seen: HashSet<u64> = HashSet::with_capacity(2 * size);
@@ -478,7 +483,7 @@ mod tests {
             (1u16, (1000..1200).collect()),
             (1u16, (1200..1300).collect()),
         ];
-        let m = BatchSampler::mixed(
+        let m = BatchSampler::weighted_sources(
             groups,
             &[1.0, 3.0],
             keys,
@@ -513,7 +518,7 @@ mod tests {
             seed,
             batches,
         };
-        BatchSampler::mixed(groups, &[1.0, 3.0], keys, &config).unwrap()
+        BatchSampler::weighted_sources(groups, &[1.0, 3.0], keys, &config).unwrap()
     }
 
     #[test]

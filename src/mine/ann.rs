@@ -485,6 +485,7 @@ mod tests {
         assert_eq!(fg.indices, fp.indices);
         assert_eq!(bg.indices, bp.indices);
         assert_exact_neighbours(&fg, &x, &y);
+        assert_exact_neighbours(&bg, &y, &x);
     }
 
     #[test]

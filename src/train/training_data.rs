@@ -28,14 +28,14 @@ pub fn batch_sampler(
         .iter()
         .map(|s| s.weight().unwrap_or(1.0))
         .collect();
-    let sampler = BatchSampler::mixed(
+    let sampler = BatchSampler::weighted_sources(
         train_set.pairs_by_source_and_language(),
         &weights,
         keys,
         &data.sampling,
     )?;
     tracing::info!(
-        "sources mixed by weight {weights:?}, languages by temperature alpha {}, {}",
+        "sources drawn by weight {weights:?}, languages by temperature alpha {}, {}",
         data.sampling.alpha,
         match data.sampling.batches {
             crate::data::BatchComposition::Mixed => "each batch mixing sources",
