@@ -276,17 +276,19 @@ impl BatchSampler {
         let mut seen: HashSet<u64> = HashSet::with_capacity(2 * size);
         let mut attempts = 0usize;
         let max_attempts = 20 * size + 100;
-        // With one source per batch, that source's groups and their cumulative weights.
-        // (Taken out of `self` for the loop, which draws through `&mut self`; put back below.)
-        let one_source = self.one_source.take();
-        let source = one_source
+        // With one source per batch: which source this batch draws from.
+        let source = self
+            .one_source
             .as_ref()
-            .map(|d| &d.members[self.state.rng.weighted_index(&d.cumulative)]);
+            .map(|d| self.state.rng.weighted_index(&d.cumulative));
         while batch.len() < size && attempts < max_attempts {
             attempts += 1;
-            let l = match source {
-                Some((members, cumulative)) => members[self.state.rng.weighted_index(cumulative)],
-                None => self.state.rng.weighted_index(&self.cumulative),
+            let l = match (source, &self.one_source) {
+                (Some(s), Some(d)) => {
+                    let (members, cumulative) = &d.members[s];
+                    members[self.state.rng.weighted_index(cumulative)]
+                }
+                _ => self.state.rng.weighted_index(&self.cumulative),
             };
             let i = self.next_of(l);
             let [src, tgt, row, pivot] = self.sentence_keys[i as usize];
@@ -302,7 +304,6 @@ impl BatchSampler {
             seen.extend(keys());
             batch.push(i);
         }
-        self.one_source = one_source;
         self.state.batches += 1;
         batch
     }
