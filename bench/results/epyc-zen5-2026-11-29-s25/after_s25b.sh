@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Twenty-fifth session, second round: waits for run 17's two further one-source arms
+# (configs/lase-base-run17osb-mse{2,4}-cpu.toml, side by side with one thread each; logs
+# runs/train-r17osb{2,4}.log), scores them by rule-run17osb.md: scripts/score_arms.sh's own
+# candidates (its rule_outcome.txt covers only those), then the pooled ones the rule adds
+# (M4 = 0.5 m-r17os + 0.5 m-r17osb, run 17 + 0.3 / 0.5 M4), then dev_rule.py over all of
+# them at once (rule_outcome_pooled.txt: the rule's choice), and adopts that choice
+# (scripts/adopt_default.sh; it reads the test sets only after it). Rerunnable after a kill.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+O=bench/results/epyc-zen5-2026-11-29-s25
+A=$O/run17osb-arms
+LASE=${LASE:-./target/release/lase}
+mkdir -p $A
+finished() { awk '/^start=/{s=NR} /^rc=/{r=NR} END{exit !(r>s)}' "$1"; }
+for a in 2 4; do
+  until [ -f runs/train-r17osb$a.log ] && finished runs/train-r17osb$a.log; do sleep 30; done
+  [ "$(grep '^rc=' runs/train-r17osb$a.log | tail -n1)" = rc=0 ] \
+    || { echo "arm $a failed: runs/train-r17osb$a.log"; exit 1; }
+  cp runs/train-r17osb$a.log $A/train-r17osb$a.log
+done
+echo "arms trained $(date -u +%H:%M:%S)"
+scripts/score_arms.sh run17osb $A > $A/score_arms.log 2>&1
+echo "arms scored $(date -u +%H:%M:%S)"
+[ -f runs/m-r17os/model.safetensors ] || { echo "no runs/m-r17os (scripts/score_arms.sh run17os builds it)"; exit 1; }
+$LASE interpolate --model runs/m-r17os --to runs/m-r17osb --alpha 0.5 --output runs/m4-r17 \
+  2>&1 | tee $A/interpolate-m4-r17.txt
+pooled=(runs/m4-r17)
+for x in 0.3 0.5; do
+  $LASE interpolate --model models/lase-base --to runs/m4-r17 --alpha $x \
+    --output runs/interp-r17-m4-$x 2>&1 | tee $A/interpolate-r17-m4-$x.txt
+  pooled+=(runs/interp-r17-m4-$x)
+done
+for m in "${pooled[@]}"; do
+  t=$(basename "$m")
+  [ -f "$A/devscore-$t.json" ] && continue
+  $LASE --threads 2 dev-score --model "$m" --config configs/lase-base-non-pivot-cpu-anneal.toml \
+    --set run.dev_max_pairs=0 --teacher models/all-MiniLM-L6-v2 --json "$A/devscore-$t.json.tmp" \
+    2>&1 | grep -v "^\s*$" | tail -3 > "$A/devscore-$t.txt"
+  mv "$A/devscore-$t.json.tmp" "$A/devscore-$t.json"
+done
+all=$(ls $A/devscore-*.json | grep -v '/devscore-lase-base.json$')
+# shellcheck disable=SC2086
+python3 scripts/dev_rule.py --base $A/devscore-lase-base.json $all --min-gain 0.3 \
+  --max-agreement-loss 0.5 --group-folder ../shared/data/parallel-news --bootstrap 2000 \
+  | tee $A/rule_outcome_pooled.txt
+echo "pooled candidates scored $(date -u +%H:%M:%S)"
+scripts/adopt_default.sh $A/rule_outcome_pooled.txt run18 $O \
+  bench/results/epyc-zen5-2026-11-29-s24/eval-lase-base-run17/eval-tatoeba112.json
+echo "adopted $(date -u +%H:%M:%S)"
