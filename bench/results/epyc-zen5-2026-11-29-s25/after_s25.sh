@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Twenty-fifth session: waits for run 17's two one-source arms (started in the twenty-fourth
 # session, killed at step 150 when it ended, resumed here side by side with one thread each;
-# logs runs/train-r17os{2,4}.log hold every start and exit), then scores them by
+# logs runs/train-r17os{2,4}.log hold every start and each exit the shell lived to record),
+# then scores them by
 # bench/results/epyc-zen5-2026-11-29-s24/rule-run17os.md (scripts/score_arms.sh run17os) and
 # adopts the rule's choice (scripts/adopt_default.sh; it reads the test sets only after it).
 set -euo pipefail
