@@ -20,6 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/run_progress.sh
+. scripts/lib/base_dev_score.sh
 name=${1:?NAME, as in configs/lase-base-NAME-mse2-cpu.toml}
 out=${2:?OUT_DIR for the dev scores and the outcome}
 LASE=${LASE:-./target/release/lase}
@@ -54,14 +55,7 @@ for x in 0.3 0.5; do
     --output "runs/interp-$tag-m-$x" 2>&1 | tee "$out/interpolate-$tag-m-$x.txt"
   cands+=("runs/interp-$tag-m-$x")
 done
-for m in models/lase-base "${cands[@]}"; do
-  t=$(basename "$m")
-  [ -f "$out/devscore-$t.json" ] && continue
-  $LASE --threads 2 dev-score --model "$m" --config configs/lase-base-non-pivot-cpu-anneal.toml \
-    --set run.dev_max_pairs=0 --teacher models/all-MiniLM-L6-v2 --json "$out/devscore-$t.json.tmp" \
-    2>&1 | grep -v "^\s*$" | tail -3 > "$out/devscore-$t.txt"
-  mv "$out/devscore-$t.json.tmp" "$out/devscore-$t.json"
-done
+for m in models/lase-base "${cands[@]}"; do base_dev_score "$m" "$out"; done
 # shellcheck disable=SC2086
 python3 scripts/dev_rule.py --base "$out/devscore-lase-base.json" \
   $(for m in "${cands[@]}"; do echo "$out/devscore-$(basename "$m").json"; done) $rule_args | tee "$out/rule_outcome.txt"

@@ -11,6 +11,7 @@ cd "$(dirname "$0")/../../.."
 O=bench/results/epyc-zen5-2026-11-29-s25
 A=$O/run17osb-arms
 LASE=${LASE:-./target/release/lase}
+. scripts/lib/base_dev_score.sh
 mkdir -p $A
 finished() { awk '/^start=/{s=NR} /^rc=/{r=NR} END{exit !(r>s)}' "$1"; }
 for a in 2 4; do
@@ -31,14 +32,7 @@ for x in 0.3 0.5; do
     --output runs/interp-r17-m4-$x 2>&1 | tee $A/interpolate-r17-m4-$x.txt
   pooled+=(runs/interp-r17-m4-$x)
 done
-for m in "${pooled[@]}"; do
-  t=$(basename "$m")
-  [ -f "$A/devscore-$t.json" ] && continue
-  $LASE --threads 2 dev-score --model "$m" --config configs/lase-base-non-pivot-cpu-anneal.toml \
-    --set run.dev_max_pairs=0 --teacher models/all-MiniLM-L6-v2 --json "$A/devscore-$t.json.tmp" \
-    2>&1 | grep -v "^\s*$" | tail -3 > "$A/devscore-$t.txt"
-  mv "$A/devscore-$t.json.tmp" "$A/devscore-$t.json"
-done
+for m in "${pooled[@]}"; do base_dev_score "$m" "$A"; done
 all=$(ls $A/devscore-*.json | grep -v '/devscore-lase-base.json$')
 # shellcheck disable=SC2086
 python3 scripts/dev_rule.py --base $A/devscore-lase-base.json $all --min-gain 0.3 \
