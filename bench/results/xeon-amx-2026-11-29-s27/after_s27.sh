@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Twenty-seventh session: run 18's two further one-source arms (configs/lase-base-run18osb-mse{2,4}-cpu.toml)
+# scored by rule-run18osb.md: scripts/score_arms.sh's own candidates, then, where runs/m-r18os
+# exists, the pooled ones the rule adds (M4 = 0.5 m-r18os + 0.5 m-r18osb, run 18 + 0.3 / 0.5
+# M4), then dev_rule.py over all of them at once (rule_outcome_pooled.txt: the rule's choice),
+# and the choice adopted (scripts/adopt_default.sh; it reads the test sets only after it).
+# The arms may be training in the background, side by side with one thread each:
+#   lase --threads 1 train --config configs/lase-base-run18osb-mseA-cpu.toml --out runs/lase-base-run18osb-mseA-cpu --precision bf16 --quiet
+# so it first waits until no `lase train` into either arm's folder runs; score_arms.sh then
+# finishes any arm short of its last step itself. Rerunnable after a kill.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+O=bench/results/xeon-amx-2026-11-29-s27
+A=$O/run18osb-arms
+LASE=${LASE:-./target/release/lase}
+. scripts/lib/base_dev_score.sh
+mkdir -p $A
+for a in 2 4; do
+  while pgrep -f -- "--out runs/lase-base-run18osb-mse$a-cpu( |\$)" >/dev/null; do sleep 30; done
+done
+echo "no arm training $(date -u +%H:%M:%S)"
+scripts/score_arms.sh run18osb $A > $A/score_arms.log 2>&1
+echo "arms scored $(date -u +%H:%M:%S)"
+outcome=$A/rule_outcome.txt
+if [ -f runs/m-r18os/model.safetensors ]; then
+  $LASE interpolate --model runs/m-r18os --to runs/m-r18osb --alpha 0.5 --output runs/m4-r18 \
+    2>&1 | tee $A/interpolate-m4-r18.txt
+  pooled=(runs/m4-r18)
+  for x in 0.3 0.5; do
+    $LASE interpolate --model models/lase-base --to runs/m4-r18 --alpha $x \
+      --output runs/interp-r18-m4-$x 2>&1 | tee $A/interpolate-r18-m4-$x.txt
+    pooled+=(runs/interp-r18-m4-$x)
+  done
+  for m in "${pooled[@]}"; do base_dev_score "$m" "$A"; done
+  all=$(ls $A/devscore-*.json | grep -v '/devscore-lase-base.json$')
+  # shellcheck disable=SC2086
+  python3 scripts/dev_rule.py --base $A/devscore-lase-base.json $all --min-gain 0.3 \
+    --max-agreement-loss 0.5 --group-folder ../shared/data/parallel-news --bootstrap 2000 \
+    | tee $A/rule_outcome_pooled.txt
+  outcome=$A/rule_outcome_pooled.txt
+  echo "pooled candidates scored $(date -u +%H:%M:%S)"
+else
+  echo "no runs/m-r18os on this machine: the pooled candidates are left out (rule-run18osb.md)"
+fi
+scripts/adopt_default.sh $outcome run19 $O \
+  bench/results/epyc-zen5-2026-11-29-s25/eval-lase-base-run18/eval-tatoeba112.json
+echo "adoption step done $(date -u +%H:%M:%S)"
