@@ -19,6 +19,7 @@ for a in 2 4; do
   while pgrep -f -- "--out runs/lase-base-run18osb-mse$a-cpu( |\$)" >/dev/null; do sleep 30; done
 done
 echo "no arm training $(date -u +%H:%M:%S)"
+for a in 2 4; do [ ! -f runs/run18osb-mse$a.log ] || cp runs/run18osb-mse$a.log $A/train-r18osb$a.log; done
 scripts/score_arms.sh run18osb $A > $A/score_arms.log 2>&1
 echo "arms scored $(date -u +%H:%M:%S)"
 outcome=$A/rule_outcome.txt
