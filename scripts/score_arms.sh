@@ -25,7 +25,6 @@ name=${1:?NAME, as in configs/lase-base-NAME-mse2-cpu.toml}
 out=${2:?OUT_DIR for the dev scores and the outcome}
 LASE=${LASE:-./target/release/lase}
 precision=${LASE_TRAIN_PRECISION:-bf16}
-rule_args=${LASE_RULE_ARGS:---min-gain 0.3 --max-agreement-loss 0.5 --group-folder ../shared/data/parallel-news --bootstrap 2000}
 mkdir -p "$out"
 tag=${name/run/r}
 cands=()
@@ -56,6 +55,6 @@ for x in 0.3 0.5; do
   cands+=("runs/interp-$tag-m-$x")
 done
 for m in models/lase-base "${cands[@]}"; do base_dev_score "$m" "$out"; done
-# shellcheck disable=SC2086
-python3 scripts/dev_rule.py --base "$out/devscore-lase-base.json" \
-  $(for m in "${cands[@]}"; do echo "$out/devscore-$(basename "$m").json"; done) $rule_args | tee "$out/rule_outcome.txt"
+# shellcheck disable=SC2046
+base_dev_rule "$out" "$out/rule_outcome.txt" \
+  $(for m in "${cands[@]}"; do echo "$out/devscore-$(basename "$m").json"; done)

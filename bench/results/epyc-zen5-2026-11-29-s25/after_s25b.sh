@@ -24,20 +24,9 @@ echo "arms trained $(date -u +%H:%M:%S)"
 scripts/score_arms.sh run17osb $A > $A/score_arms.log 2>&1
 echo "arms scored $(date -u +%H:%M:%S)"
 [ -f runs/m-r17os/model.safetensors ] || { echo "no runs/m-r17os (scripts/score_arms.sh run17os builds it)"; exit 1; }
-$LASE interpolate --model runs/m-r17os --to runs/m-r17osb --alpha 0.5 --output runs/m4-r17 \
-  2>&1 | tee $A/interpolate-m4-r17.txt
-pooled=(runs/m4-r17)
-for x in 0.3 0.5; do
-  $LASE interpolate --model models/lase-base --to runs/m4-r17 --alpha $x \
-    --output runs/interp-r17-m4-$x 2>&1 | tee $A/interpolate-r17-m4-$x.txt
-  pooled+=(runs/interp-r17-m4-$x)
-done
-for m in "${pooled[@]}"; do base_dev_score "$m" "$A"; done
-all=$(ls $A/devscore-*.json | grep -v '/devscore-lase-base.json$')
-# shellcheck disable=SC2086
-python3 scripts/dev_rule.py --base $A/devscore-lase-base.json $all --min-gain 0.3 \
-  --max-agreement-loss 0.5 --group-folder ../shared/data/parallel-news --bootstrap 2000 \
-  | tee $A/rule_outcome_pooled.txt
+pool_arms runs/m-r17os runs/m-r17osb r17 $A
+# shellcheck disable=SC2046
+base_dev_rule $A $A/rule_outcome_pooled.txt $(ls $A/devscore-*.json | grep -v '/devscore-lase-base.json$')
 echo "pooled candidates scored $(date -u +%H:%M:%S)"
 scripts/adopt_default.sh $A/rule_outcome_pooled.txt run18 $O \
   bench/results/epyc-zen5-2026-11-29-s24/eval-lase-base-run17/eval-tatoeba112.json

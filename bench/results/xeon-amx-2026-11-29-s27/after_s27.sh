@@ -24,20 +24,9 @@ scripts/score_arms.sh run18osb $A > $A/score_arms.log 2>&1
 echo "arms scored $(date -u +%H:%M:%S)"
 outcome=$A/rule_outcome.txt
 if [ -f runs/m-r18os/model.safetensors ]; then
-  $LASE interpolate --model runs/m-r18os --to runs/m-r18osb --alpha 0.5 --output runs/m4-r18 \
-    2>&1 | tee $A/interpolate-m4-r18.txt
-  pooled=(runs/m4-r18)
-  for x in 0.3 0.5; do
-    $LASE interpolate --model models/lase-base --to runs/m4-r18 --alpha $x \
-      --output runs/interp-r18-m4-$x 2>&1 | tee $A/interpolate-r18-m4-$x.txt
-    pooled+=(runs/interp-r18-m4-$x)
-  done
-  for m in "${pooled[@]}"; do base_dev_score "$m" "$A"; done
-  all=$(ls $A/devscore-*.json | grep -v '/devscore-lase-base.json$')
-  # shellcheck disable=SC2086
-  python3 scripts/dev_rule.py --base $A/devscore-lase-base.json $all --min-gain 0.3 \
-    --max-agreement-loss 0.5 --group-folder ../shared/data/parallel-news --bootstrap 2000 \
-    | tee $A/rule_outcome_pooled.txt
+  pool_arms runs/m-r18os runs/m-r18osb r18 $A
+  # shellcheck disable=SC2046
+  base_dev_rule $A $A/rule_outcome_pooled.txt $(ls $A/devscore-*.json | grep -v '/devscore-lase-base.json$')
   outcome=$A/rule_outcome_pooled.txt
   echo "pooled candidates scored $(date -u +%H:%M:%S)"
 else
