@@ -6,6 +6,7 @@
 # the choice).
 #   scripts/score_arms.sh NAME OUT_DIR     e.g. scripts/score_arms.sh run15 bench/results/X/run15-arms
 # Steps, each resumed or repeated safely after a kill:
+#  0. waits while a `lase train` writes into either arm's folder (arms trained in the background);
 #  1. each arm trained to its last step (`lase train` resumes from its checkpoint), in
 #     LASE_TRAIN_PRECISION (default bf16; f32 on a CPU without AVX512-BF16 or AMX, where
 #     bf16 is emulated: keep an arm's precision when it resumes);
@@ -27,6 +28,15 @@ LASE=${LASE:-./target/release/lase}
 precision=${LASE_TRAIN_PRECISION:-bf16}
 mkdir -p "$out"
 tag=${name/run/r}
+# An arm may be training in the background (side by side, one thread each: `lase --threads 1
+# train ... --out runs/lase-base-NAME-mseA-cpu --quiet >> runs/NAME-mseA.log`): wait until no
+# trainer writes into either arm's folder, rather than start a second one there, then keep
+# each such log beside the scores (OUT_DIR/train-TAGA.log).
+for a in 2 4; do
+  while pgrep -f -- "--out runs/lase-base-$name-mse$a-cpu( |\$)" >/dev/null; do sleep 30; done
+done
+echo "no arm training $(date -u +%H:%M:%S)"
+for a in 2 4; do [ ! -f "runs/$name-mse$a.log" ] || cp "runs/$name-mse$a.log" "$out/train-$tag$a.log"; done
 cands=()
 for a in 2 4; do
   config=configs/lase-base-$name-mse$a-cpu.toml

@@ -4,18 +4,13 @@
 # adopted (scripts/adopt_default.sh; it reads the test sets only after it).
 # The arms may be training in the background, side by side with one thread each:
 #   lase --threads 1 train --config configs/lase-base-run18sc-mseA-cpu.toml --out runs/lase-base-run18sc-mseA-cpu --precision bf16 --quiet
-# so it first waits until no `lase train` into either arm's folder runs; score_arms.sh then
-# finishes any arm short of its last step itself. Rerunnable after a kill.
+# score_arms.sh waits until no `lase train` into either arm's folder runs (and copies their
+# logs), then finishes any arm short of its last step itself. Rerunnable after a kill.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 O=bench/results/xeon-amx-2026-11-29-s28
 A=$O/run18sc-arms
 mkdir -p $A
-for a in 2 4; do
-  while pgrep -f -- "--out runs/lase-base-run18sc-mse$a-cpu( |\$)" >/dev/null; do sleep 30; done
-done
-echo "no arm training $(date -u +%H:%M:%S)"
-for a in 2 4; do [ ! -f runs/run18sc-mse$a.log ] || cp runs/run18sc-mse$a.log $A/train-r18sc$a.log; done
 scripts/score_arms.sh run18sc $A > $A/score_arms.log 2>&1
 echo "arms scored $(date -u +%H:%M:%S)"
 scripts/adopt_default.sh $A/rule_outcome.txt run19 $O \
