@@ -1,18 +1,13 @@
 #!/usr/bin/env bash
 # Twenty-ninth session: run 18's two soft-contrastive + TCM arms (configs/lase-base-run18tcm-mse{2,4}-cpu.toml)
 # scored by rule-run18tcm.md (scripts/score_arms.sh's candidates, no pooling) and the choice
-# adopted (scripts/adopt_default.sh; it reads the test sets only after it).
-# The arms may be training in the background, side by side with one thread each:
+# adopted (scripts/adopt_default.sh; it reads the test sets only after it), both through
+# scripts/score_and_adopt.sh. The arms may be training in the background, side by side with
+# one thread each:
 #   lase --threads 1 train --config configs/lase-base-run18tcm-mseA-cpu.toml --out runs/lase-base-run18tcm-mseA-cpu --precision bf16 --quiet
 # score_arms.sh waits until no `lase train` into either arm's folder runs (and copies their
 # logs), then finishes any arm short of its last step itself. Rerunnable after a kill.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-O=bench/results/xeon-amx-2026-11-30-s29
-A=$O/run18tcm-arms
-mkdir -p $A
-scripts/score_arms.sh run18tcm $A > $A/score_arms.log 2>&1
-echo "arms scored $(date -u +%H:%M:%S)"
-scripts/adopt_default.sh $A/rule_outcome.txt run19 $O \
+scripts/score_and_adopt.sh run18tcm bench/results/xeon-amx-2026-11-30-s29 run19 \
   bench/results/epyc-zen5-2026-11-29-s25/eval-lase-base-run18/eval-tatoeba112.json
-echo "adoption step done $(date -u +%H:%M:%S)"
