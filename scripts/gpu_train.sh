@@ -192,8 +192,11 @@ pack() {
         die "bench/train_step.py --write-pairs failed (no ../shared/data? LASE_GPU_BENCH_PAIRS names a TSV instead)"
     fi
   fi
+  # Each recipe travels resolved (`lase recipe`: its extends chain merged, every default
+  # filled in), so the device needs none of its bases and the readers below see every key.
+  [[ -f $recipe ]] || die "$recipe: no such recipe"
   mkdir -p "$bundle/tree/repo/$(dirname "$recipe")"
-  cp "$recipe" "$bundle/tree/repo/$recipe"
+  "$LASE" recipe --config "$recipe" >"$bundle/tree/repo/$recipe" || die "$recipe: lase recipe refused it"
   local arms=() arm r
   read -r -a arms <<<"${LASE_GPU_ARMS:-}"
   : >"$bundle/arms"
@@ -207,7 +210,7 @@ pack() {
       awk -v a="$arm" '$1 == a { found = 1 } END { exit !found }' "$bundle/arms" && die "two arms named $arm"
       printf '%s %s\n' "$arm" "$r" >>"$bundle/arms"
       mkdir -p "$bundle/tree/repo/$(dirname "$r")"
-      cp "$r" "$bundle/tree/repo/$r"
+      "$LASE" recipe --config "$r" >"$bundle/tree/repo/$r" || die "$r: lase recipe refused it"
     fi
     local kind p
     while read -r kind p; do
@@ -221,11 +224,11 @@ pack() {
       else
         cp -r "$p" "$dest"
       fi
-    done < <(recipe_paths "$r")
+    done < <(recipe_paths "$bundle/tree/repo/$r")
   done
   local sets=("$@") exclusion found=() i=0
   for r in "$recipe" "${arms[@]+"${arms[@]}"}"; do
-    exclusion=$(python3 -c 'import sys,tomllib; e = tomllib.load(open(sys.argv[1],"rb"))["data"].get("exclude_test_sets", False); print(e if isinstance(e, str) else "")' "$r")
+    exclusion=$(python3 -c 'import sys,tomllib; e = tomllib.load(open(sys.argv[1],"rb"))["data"].get("exclude_test_sets", False); print(e if isinstance(e, str) else "")' "$bundle/tree/repo/$r")
     [[ -n $exclusion ]] || continue
     "$LASE" check-leakage --config "$r" --data-dir "$exclusion" \
       --write-found "$bundle/found-$i.txt" >&2

@@ -883,6 +883,88 @@ fn cli_set_changes_the_recipe_of_a_run() {
     assert!(!bad.exists());
 }
 
+/// An arm that `extends` a base recipe: `lase recipe` prints the merged recipe (the base
+/// with the arm's one change), the run trains it, and a resume compares the merged recipe:
+/// the base with `--set` of the same change resumes the run, the base alone is refused
+/// naming the key that differs.
+#[test]
+fn an_arm_that_extends_a_base_trains_and_resumes_as_the_merged_recipe() {
+    let (dir, recipe) = tiny_recipe(INFO_NCE, 40);
+    let base = dir.path().join("base.toml");
+    std::fs::write(&base, recipe.to_toml()).unwrap();
+    std::fs::create_dir(dir.path().join("arms")).unwrap();
+    let arm = dir.path().join("arms/short.toml");
+    std::fs::write(
+        &arm,
+        "# six steps of the base\nextends = \"../base.toml\"\n\n[schedule]\nsteps = 6\n",
+    )
+    .unwrap();
+    let lase = |args: &[&str], config: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_lase"))
+            .args(["--threads", "1"])
+            .args(args)
+            .arg("--config")
+            .arg(config)
+            .output()
+            .unwrap()
+    };
+
+    let printed = lase(&["recipe"], &arm);
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    let merged = TrainConfig::from_toml(&String::from_utf8(printed.stdout).unwrap()).unwrap();
+    let mut expected = recipe.clone();
+    expected.schedule.steps = 6;
+    assert_eq!(merged, expected);
+
+    let run = dir.path().join("run");
+    let run_arg = run.to_str().unwrap();
+    let out = lase(
+        &["train", "--quiet", "--stop-after", "3", "--out", run_arg],
+        &arm,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(checkpoint_step(&run), Some(3));
+    assert_eq!(
+        TrainConfig::from_file(&run.join("config.toml")).unwrap(),
+        expected
+    );
+
+    // The base alone is another recipe (40 steps): refused, naming the key.
+    let out = lase(&["train", "--quiet", "--out", run_arg], &base);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("schedule.steps"), "{err}");
+    assert_eq!(checkpoint_step(&run), Some(3));
+    // The base with the arm's change is the same recipe: it resumes and finishes.
+    let out = lase(
+        &[
+            "train",
+            "--quiet",
+            "--out",
+            run_arg,
+            "--set",
+            "schedule.steps=6",
+        ],
+        &base,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
+    assert_eq!(last["step"], 6);
+}
+
 #[test]
 fn bf16_mixed_precision_runs_bfloat16_products_on_float32_weights() {
     // In-process libtorch work beside the bit-identity tests: one at a time.

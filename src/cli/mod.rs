@@ -81,6 +81,9 @@ pub enum Command {
     /// teacher and weights MSE (multilingual distillation), LEALLA feature/logit terms,
     /// soft contrastive (+TCM) and MCL. Teacher embeddings are cached in --out.
     Distill(train::DistillArgs),
+    /// Print a train/distill recipe as it trains: its `extends` chain merged, --set
+    /// applied, every omitted key at its default (what the run folder's config.toml holds).
+    Recipe(train::RecipeArgs),
     /// Tokenizer tools.
     #[command(subcommand)]
     Tokenizer(tokenizer::TokenizerCommand),
@@ -126,6 +129,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::DevScore(args) => dev_score::dev_score(args, device),
         Command::Train(args) => train::train(args, device),
         Command::Distill(args) => train::distill(args, device),
+        Command::Recipe(args) => train::recipe(args),
         Command::Tokenizer(tokenizer::TokenizerCommand::Train(args)) => {
             tokenizer::tokenizer_train(args)
         }

@@ -15,6 +15,23 @@ pub struct RecipeOverrideArgs {
     pub set: Vec<lase::train::RecipeOverride>,
 }
 
+/// `lase recipe --config RECIPE [--set KEY=VALUE]...`.
+#[derive(Args)]
+pub struct RecipeArgs {
+    /// The recipe (TOML) of `lase train` or `lase distill`.
+    #[arg(long)]
+    config: PathBuf,
+    #[command(flatten)]
+    overrides: RecipeOverrideArgs,
+}
+
+/// Prints the recipe as a run would train it: what `config.toml` in its run folder holds.
+pub fn recipe(args: RecipeArgs) -> Result<()> {
+    let config = lase::train::TrainConfig::from_file_with(&args.config, &args.overrides.set)?;
+    print!("{}", config.to_toml());
+    Ok(())
+}
+
 /// How one process of a training run runs, shared by `lase train` and `lase distill`.
 #[derive(Args)]
 pub struct RunArgs {

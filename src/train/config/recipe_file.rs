@@ -1,7 +1,7 @@
 //! Reading a recipe file: TOML errors that name the file and line, and command-line
 //! `--set KEY=VALUE` changes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{LaseError, Result};
 
@@ -65,17 +65,35 @@ impl RecipeOverride {
     }
 }
 
-/// Reads a TOML recipe file and applies `overrides` in order; an error names the file
-/// and, without overrides, the line it points at.
+/// How many files one recipe may chain through `extends` (itself included): far more than
+/// a sweep needs, few enough that a runaway chain is refused at once.
+const MAX_EXTENDS_CHAIN: usize = 16;
+
+/// Reads a TOML recipe file, with the recipes it `extends`, and applies `overrides` in
+/// order; an error names the file and, without overrides, the line it points at.
+///
+/// A recipe whose first key is `extends = "base.toml"` (a path relative to the recipe's
+/// own folder) is its base with the recipe's keys laid over it: tables merge key by key
+/// and any other value (a number, a string, an array such as `data.sources`) replaces the
+/// base's. A base may extend another, up to [`MAX_EXTENDS_CHAIN`] files; a loop is an
+/// error. What trains is the merged recipe (the run folder's `config.toml` records it, and
+/// a resumed run compares it), so an arm of a sweep can state only what it changes.
 pub fn read_recipe<T: serde::de::DeserializeOwned>(
     path: &Path,
     overrides: &[RecipeOverride],
 ) -> Result<T> {
-    let text = crate::io::text::read_text(path)?;
+    let chain = RecipeChain::read(path)?;
     if overrides.is_empty() {
-        return parse_toml(&text, path);
+        if chain.layers.len() == 1 {
+            // One file: the parser's spans point at the line at fault.
+            return parse_toml(&chain.layers[0].text, path);
+        }
+        // The merged recipe as text, so that an error's span names the key at fault.
+        let text = toml::to_string(&chain.merged)
+            .map_err(|e| LaseError::bad_file(path, format!("merging its extends chain: {e}")))?;
+        return toml::from_str(&text).map_err(|e| chain.locate(&e, &text));
     }
-    let mut table: toml::Table = parse_toml(&text, path)?;
+    let mut table = chain.merged;
     for o in overrides {
         o.apply(&mut table)
             .map_err(|m| LaseError::bad_file(path, m))?;
@@ -87,6 +105,148 @@ pub fn read_recipe<T: serde::de::DeserializeOwned>(
             format!("with --set {}: {}", shown.join(", "), e.message()),
         )
     })
+}
+
+/// One file of a recipe's `extends` chain.
+struct RecipeLayer {
+    path: PathBuf,
+    text: String,
+}
+
+/// A recipe file and the bases it extends (the file first), and their merged table.
+struct RecipeChain {
+    layers: Vec<RecipeLayer>,
+    merged: toml::Table,
+}
+
+impl RecipeChain {
+    fn read(path: &Path) -> Result<Self> {
+        let mut layers: Vec<RecipeLayer> = Vec::new();
+        let mut tables: Vec<toml::Table> = Vec::new();
+        let mut seen: Vec<PathBuf> = Vec::new();
+        let mut next = Some(path.to_path_buf());
+        while let Some(here) = next.take() {
+            let text = crate::io::text::read_text(&here)?;
+            let mut table: toml::Table = parse_toml(&text, &here)?;
+            seen.push(std::fs::canonicalize(&here).unwrap_or_else(|_| here.clone()));
+            if let Some(value) = table.remove("extends") {
+                let line = key_offset(&text, 0, None, "extends")
+                    .map_or(1, |at| text[..at].matches('\n').count() + 1);
+                let refuse = |m: String| Err(LaseError::bad_line(&here, line, m));
+                let Some(base) = value.as_str() else {
+                    return refuse(format!(
+                        "extends must be the path of a recipe file (a string), not a {}",
+                        value.type_str()
+                    ));
+                };
+                let base_path = here.parent().unwrap_or(Path::new("")).join(base);
+                if !base_path.is_file() {
+                    return refuse(format!(
+                        "extends = {base:?}: no recipe file at {} (the path is taken from this recipe's folder)",
+                        base_path.display()
+                    ));
+                }
+                let canonical =
+                    std::fs::canonicalize(&base_path).unwrap_or_else(|_| base_path.clone());
+                if seen.contains(&canonical) {
+                    return refuse(format!(
+                        "extends = {base:?}: {} is already in this chain of recipes (a loop)",
+                        base_path.display()
+                    ));
+                }
+                if seen.len() == MAX_EXTENDS_CHAIN {
+                    return refuse(format!(
+                        "extends = {base:?}: more than {MAX_EXTENDS_CHAIN} recipe files in one chain"
+                    ));
+                }
+                next = Some(base_path);
+            }
+            layers.push(RecipeLayer { path: here, text });
+            tables.push(table);
+        }
+        let mut merged = tables.pop().expect("the recipe itself was read");
+        while let Some(over) = tables.pop() {
+            lay_over(&mut merged, over);
+        }
+        Ok(Self { layers, merged })
+    }
+
+    /// The error `e` about the merged recipe `merged_text`: at the line of the file whose
+    /// value was used (the first in the chain that sets the key at fault), else at the
+    /// recipe itself.
+    fn locate(&self, e: &toml::de::Error, merged_text: &str) -> LaseError {
+        let recipe = &self.layers[0].path;
+        let message = e.message().trim().replace('\n', " ");
+        let at_fault = named_key(&message)
+            .map(|(section, key)| (section.map(str::to_owned), key.to_owned()))
+            .or_else(|| e.span().and_then(|span| key_at(merged_text, span.start)));
+        let Some((section, key)) = at_fault else {
+            return LaseError::bad_file(recipe, message);
+        };
+        // The key under its own section's header first; then anywhere (dotted keys,
+        // inline tables).
+        let strict = |layer: &RecipeLayer| {
+            let header = format!("[{}]", section.as_deref()?);
+            layer
+                .text
+                .lines()
+                .any(|l| l.trim() == header)
+                .then(|| key_offset(&layer.text, 0, section.as_deref(), &key))
+                .flatten()
+        };
+        let loose = |layer: &RecipeLayer| key_offset(&layer.text, 0, None, &key);
+        let found = self
+            .layers
+            .iter()
+            .find_map(|l| strict(l).map(|at| (l, at)))
+            .or_else(|| self.layers.iter().find_map(|l| loose(l).map(|at| (l, at))));
+        match found {
+            Some((layer, at)) => {
+                let line = layer.text[..at].matches('\n').count() + 1;
+                let message = if layer.path == *recipe {
+                    message
+                } else {
+                    format!("{message} (a base that {} extends)", recipe.display())
+                };
+                LaseError::bad_line(&layer.path, line, message)
+            }
+            None => LaseError::bad_file(recipe, message),
+        }
+    }
+}
+
+/// The section and key of the line of TOML `text` at byte `offset`, when that line sets
+/// a key (`key = value`, `a.b = value`).
+fn key_at(text: &str, offset: usize) -> Option<(Option<String>, String)> {
+    let offset = offset.min(text.len());
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let (key, _) = text[line_start..].lines().next()?.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    let header = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|h| h.trim_matches(|c| c == '[' || c == ']').trim().to_owned());
+    match key.rsplit_once('.') {
+        Some((head, last)) => {
+            let section = header.map_or_else(|| head.to_owned(), |h| format!("{h}.{head}"));
+            Some((Some(section), last.to_owned()))
+        }
+        None => Some((header, key.to_owned())),
+    }
+}
+
+/// Lays `over`'s keys over `base`: tables merge key by key, any other value replaces.
+fn lay_over(base: &mut toml::Table, over: toml::Table) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(inner)), toml::Value::Table(value)) => lay_over(inner, value),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
 }
 
 /// Parses a TOML recipe; an error names `path` and the line it points at.
@@ -174,6 +334,7 @@ fn key_offset(text: &str, from: usize, section: Option<&str>, key: &str) -> Opti
 #[cfg(test)]
 mod tests {
     use super::super::TrainConfig;
+    use super::{MAX_EXTENDS_CHAIN, RecipeOverride};
 
     /// The line a recipe error names is the line to edit: a key of a plain section, and
     /// a key of `[objective]` / `[objective.distillation]` (read as whole tables, whose
@@ -223,5 +384,143 @@ mod tests {
             assert_eq!(at, line, "{err}");
             assert!(err.contains(key) && !err.contains('\n'), "{err}");
         }
+    }
+
+    /// A recipe that `extends` another is the base with its keys laid over: nested tables
+    /// merge (the base's other keys stay), arrays and values replace; the result is what
+    /// `--set` of the same keys makes of the base, and a chain of three merges in order.
+    #[test]
+    fn extends_lays_a_recipe_over_its_base() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let base = write(
+            "base.toml",
+            "[model]\nlayers = 4\noutput_dim = 128\n\n[data]\nexclude_test_sets = false\nsources = [{ format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }, { format = \"tsv\", path = \"b.tsv\", src_lang = \"fra\", tgt_lang = \"eng\" }]\n\n[objective]\ncontrastive = \"info-nce\"\ntemperature = 0.07\n\n[objective.distillation]\nteacher = \"t\"\nmse = 2.0\n\n[schedule]\nsteps = 500\n",
+        );
+        // In a sub-folder: the base's path is taken from the recipe's own folder.
+        let arm = write(
+            "arms/arm.toml",
+            "extends = \"../base.toml\"\n\n[model]\nlayers = 2\n\n[data]\nsources = [{ format = \"tsv\", path = \"c.tsv\", src_lang = \"rus\", tgt_lang = \"eng\" }]\n\n[objective.distillation]\nmse = 4.0\n\n[schedule]\nsteps = 1000\n",
+        );
+        let set = |s: &str| s.parse::<RecipeOverride>().unwrap();
+        let plain = TrainConfig::from_file(&base).unwrap();
+        let merged = TrainConfig::from_file(&arm).unwrap();
+        let by_set = TrainConfig::from_file_with(
+            &base,
+            &[
+                set("model.layers=2"),
+                set("data.sources=[{ format = \"tsv\", path = \"c.tsv\", src_lang = \"rus\", tgt_lang = \"eng\" }]"),
+                set("objective.distillation.mse=4.0"),
+                set("schedule.steps=1000"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(merged, by_set);
+        assert_ne!(merged, plain);
+        // Kept from the base: keys of merged tables the arm does not name.
+        assert_eq!(merged.model.output_dim, Some(128));
+        assert_eq!(merged.objective.settings, plain.objective.settings);
+        let (d, d0) = (
+            merged.objective.distillation.as_ref().unwrap(),
+            plain.objective.distillation.as_ref().unwrap(),
+        );
+        assert_eq!(d.teacher, d0.teacher);
+        assert_eq!(d.settings.get("mse"), Some(&toml::Value::Float(4.0)));
+        assert_eq!(d0.settings.get("mse"), Some(&toml::Value::Float(2.0)));
+        // Replaced: the array of sources is the arm's alone.
+        assert_eq!(merged.data.sources.len(), 1);
+        assert_eq!(plain.data.sources.len(), 2);
+
+        // A third file extends the arm: later files win, key by key.
+        let third = write(
+            "third.toml",
+            "extends = \"arms/arm.toml\"\n[schedule]\nsteps = 7\n",
+        );
+        let chained = TrainConfig::from_file(&third).unwrap();
+        assert_eq!(chained.schedule.steps, 7);
+        assert_eq!(chained.model.layers, 2);
+        assert_eq!(chained.model.output_dim, Some(128));
+        // --set applies over the merged chain.
+        let set_over = TrainConfig::from_file_with(&third, &[set("model.layers=3")]).unwrap();
+        assert_eq!((set_over.model.layers, set_over.schedule.steps), (3, 7));
+    }
+
+    /// Every way an `extends` chain can be wrong is refused naming the file and line to
+    /// edit: a bad value in a base (at the base's line), in the recipe itself, a missing
+    /// base, a loop, a non-string `extends`, a chain past the limit; a value the recipe
+    /// overrides is not an error even when the base's was.
+    #[test]
+    fn extends_errors_name_the_file_and_line_at_fault() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let err = |path: &std::path::Path| TrainConfig::from_file(path).unwrap_err().to_string();
+        write(
+            "base.toml",
+            "[data]\nexclude_test_sets = false\nsources = [{ format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n\n[optimizer]\nlr = \"fast\"\n",
+        );
+        // The base's bad value, used by the arm: the base's line 6.
+        let arm = write(
+            "arm.toml",
+            "extends = \"base.toml\"\n[schedule]\nsteps = 10\n",
+        );
+        let e = err(&arm);
+        assert!(
+            e.contains("base.toml:6:") && e.contains("arm.toml extends"),
+            "{e}"
+        );
+        // The arm overrides it: fine.
+        let mended = write(
+            "mended.toml",
+            "extends = \"base.toml\"\n\n[optimizer]\nlr = 1e-4\n",
+        );
+        assert_eq!(TrainConfig::from_file(&mended).unwrap().optimizer.lr, 1e-4);
+        // A bad key in the arm itself: the arm's line.
+        let typo = write(
+            "typo.toml",
+            "extends = \"mended.toml\"\n\n[schedule]\nstepz = 3\n",
+        );
+        let e = err(&typo);
+        assert!(e.contains("typo.toml:4:") && e.contains("stepz"), "{e}");
+        let e = err(&write(
+            "wrong.toml",
+            "extends = \"mended.toml\"\n[schedule]\nsteps = \"many\"\n",
+        ));
+        assert!(e.contains("wrong.toml:3:"), "{e}");
+        // The base is missing.
+        let e = err(&write("orphan.toml", "# an arm\nextends = \"gone.toml\"\n"));
+        assert!(
+            e.contains("orphan.toml:2:") && e.contains("gone.toml"),
+            "{e}"
+        );
+        // A loop.
+        write("a.toml", "extends = \"b.toml\"\n");
+        let b = write("b.toml", "extends = \"a.toml\"\n");
+        let e = err(&b);
+        assert!(e.contains("a loop") && e.contains("a.toml:1:"), "{e}");
+        // Not a path.
+        let e = err(&write("number.toml", "extends = 3\n"));
+        assert!(e.contains("number.toml:1:") && e.contains("integer"), "{e}");
+        // A chain longer than the limit.
+        for i in 0..=MAX_EXTENDS_CHAIN {
+            write(
+                &format!("c{i}.toml"),
+                &format!("extends = \"c{}.toml\"\n", i + 1),
+            );
+        }
+        write(&format!("c{}.toml", MAX_EXTENDS_CHAIN + 1), "");
+        let e = err(&dir.path().join("c0.toml"));
+        assert!(e.contains(&format!("more than {MAX_EXTENDS_CHAIN}")), "{e}");
+        // Within the limit, a chain of plain `extends` reaches the base's keys.
+        let e = err(&dir.path().join(format!("c{}.toml", MAX_EXTENDS_CHAIN - 2)));
+        assert!(e.contains("data") && !e.contains("more than"), "{e}");
     }
 }
