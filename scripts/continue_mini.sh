@@ -23,7 +23,14 @@ config=${LASE_MINI_CONFIG:-configs/lase-mini-continue.toml}
 dir=${LASE_MINI_DIR:-runs/mini-continue}
 head=${LASE_MINI_HEAD:-models/lase-mini/2_Dense}
 teacher=$dir/teacher
-grep -q "^teacher = \"$teacher\"" "$config" ||
+# The teacher as the recipe trains it: through `lase recipe` (its extends chain merged) when
+# it extends a base.
+if grep -q '^extends *=' "$config"; then
+  resolved=$("$LASE" recipe --config "$config") || exit 2
+else
+  resolved=$(cat "$config")
+fi
+grep -q "^teacher = \"$teacher\"" <<<"$resolved" ||
   { echo "continue_mini.sh: $config: its teacher must be \"$teacher\" (LASE_MINI_DIR/teacher)" >&2; exit 2; }
 mkdir -p "$dir"
 if [ ! -f "$teacher/modules.json" ]; then

@@ -22,7 +22,9 @@ row() { # table variant [run whose teacher caches this row shares]
   local config="configs/ablation/$1/$2.toml" out="runs/$1-$2" donor=${3:-}
   mkdir -p "$out"
   local minilm=0
-  grep -q '^teacher = "models/all-MiniLM-L6-v2"' "$config" && minilm=1
+  local resolved # the recipe as it trains (its extends chain merged)
+  resolved=$($LASE recipe --config "$config")
+  grep -q '^teacher = "models/all-MiniLM-L6-v2"' <<<"$resolved" && minilm=1
   if [ $minilm = 1 ] && [ -e "$TEACHER_CACHE" ] && [ ! -e "$out/teacher-target.npy" ]; then
     link "$TEACHER_CACHE" "$out/teacher-target.npy"
   fi

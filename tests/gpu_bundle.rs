@@ -266,14 +266,15 @@ checkpoint_every = 2
     )
     .unwrap();
     // A second recipe in the same bundle (LASE_GPU_ARMS): its own run name, trained by
-    // `device-run NAME SECONDS ARM`, its files in $OUT/ARM.
+    // `device-run NAME SECONDS ARM`, its files in $OUT/ARM. It extends the first, and
+    // travels resolved (no `extends` left for the device to follow).
     let arm = format!("{name}-arm");
     let arm_recipe = rel.join(format!("{arm}.toml"));
-    let arm_text = std::fs::read_to_string(repo().join(&recipe))
-        .unwrap()
-        .replace("contrastive = \"info-nce\"", "contrastive = \"ams\"");
-    assert!(arm_text.contains("contrastive = \"ams\""));
-    std::fs::write(repo().join(&arm_recipe), arm_text).unwrap();
+    std::fs::write(
+        repo().join(&arm_recipe),
+        "extends = \"recipe.toml\"\n\n[objective]\ncontrastive = \"ams\"\n",
+    )
+    .unwrap();
     let stage = dir.join("stage");
     let outs = dir.join("outs");
 
@@ -309,6 +310,16 @@ checkpoint_every = 2
         assert!(packed.contains(&want), "{want} not in {packed}");
     }
     let log = round(&name, &stage, &outs, 1);
+    let staged_arm =
+        std::fs::read_to_string(stage.join(&name).join("bundle/tree/repo").join(&arm_recipe))
+            .unwrap();
+    assert!(
+        staged_arm.contains("contrastive = \"ams\"")
+            && staged_arm.contains("xtr = false")
+            && staged_arm.contains("batch_pairs = 16")
+            && !staged_arm.contains("extends"),
+        "{staged_arm}"
+    );
 
     // The arm, on the same staged bundle: its own run, files and pieces, which stay on
     // the "device" (LASE_GPU_RETURN_PIECES=0, as in the arms' line) until fetch.

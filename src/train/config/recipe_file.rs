@@ -70,47 +70,41 @@ impl RecipeOverride {
 const MAX_EXTENDS_CHAIN: usize = 16;
 
 /// Reads a TOML recipe file, with the recipes it `extends`, and applies `overrides` in
-/// order; an error names the file and, without overrides, the line it points at.
+/// order; an error names the file (or `--set`) whose value is at fault and, where it can,
+/// the line.
 ///
-/// A recipe whose first key is `extends = "base.toml"` (a path relative to the recipe's
-/// own folder) is its base with the recipe's keys laid over it: tables merge key by key
-/// and any other value (a number, a string, an array such as `data.sources`) replaces the
-/// base's. A base may extend another, up to [`MAX_EXTENDS_CHAIN`] files; a loop is an
-/// error. What trains is the merged recipe (the run folder's `config.toml` records it, and
-/// a resumed run compares it), so an arm of a sweep can state only what it changes.
+/// A recipe whose top-level `extends = "base.toml"` names another recipe (a path taken from
+/// the folder of the recipe's path as given) is that base with the recipe's keys laid over
+/// it: tables merge key by key and any other value (a number, a string, an array such as
+/// `data.sources`) replaces the base's; no key can be removed this way (`--set KEY=`
+/// removes one). A base may extend another, up to [`MAX_EXTENDS_CHAIN`] files; a loop is
+/// an error. What trains is the merged recipe (the run folder's `config.toml` records it,
+/// and a resumed run compares it), so an arm of a sweep can state only what it changes.
 pub fn read_recipe<T: serde::de::DeserializeOwned>(
     path: &Path,
     overrides: &[RecipeOverride],
 ) -> Result<T> {
     let chain = RecipeChain::read(path)?;
-    if overrides.is_empty() {
-        if chain.layers.len() == 1 {
-            // One file: the parser's spans point at the line at fault.
-            return parse_toml(&chain.layers[0].text, path);
-        }
-        // The merged recipe as text, so that an error's span names the key at fault.
-        let text = toml::to_string(&chain.merged)
-            .map_err(|e| LaseError::bad_file(path, format!("merging its extends chain: {e}")))?;
-        return toml::from_str(&text).map_err(|e| chain.locate(&e, &text));
+    if chain.layers.len() == 1 && overrides.is_empty() {
+        // One file: the parser's spans point at the line at fault.
+        return parse_toml(&chain.layers[0].text, path);
     }
-    let mut table = chain.merged;
+    let mut table = chain.merged.clone();
     for o in overrides {
         o.apply(&mut table)
             .map_err(|m| LaseError::bad_file(path, m))?;
     }
-    let shown: Vec<String> = overrides.iter().map(|o| o.keys.join(".")).collect();
-    T::deserialize(toml::Value::Table(table)).map_err(|e| {
-        LaseError::bad_file(
-            path,
-            format!("with --set {}: {}", shown.join(", "), e.message()),
-        )
-    })
+    // The merged recipe as text, so that an error's span names the key at fault.
+    let text = toml::to_string_pretty(&table)
+        .map_err(|e| LaseError::bad_file(path, format!("merging the recipe: {e}")))?;
+    toml::from_str(&text).map_err(|e| chain.locate(&e, &text, overrides))
 }
 
-/// One file of a recipe's `extends` chain.
+/// One file of a recipe's `extends` chain: its path, text and table (`extends` removed).
 struct RecipeLayer {
     path: PathBuf,
     text: String,
+    table: toml::Table,
 }
 
 /// A recipe file and the bases it extends (the file first), and their merged table.
@@ -122,7 +116,6 @@ struct RecipeChain {
 impl RecipeChain {
     fn read(path: &Path) -> Result<Self> {
         let mut layers: Vec<RecipeLayer> = Vec::new();
-        let mut tables: Vec<toml::Table> = Vec::new();
         let mut seen: Vec<PathBuf> = Vec::new();
         let mut next = Some(path.to_path_buf());
         while let Some(here) = next.take() {
@@ -161,80 +154,210 @@ impl RecipeChain {
                 }
                 next = Some(base_path);
             }
-            layers.push(RecipeLayer { path: here, text });
-            tables.push(table);
+            layers.push(RecipeLayer {
+                path: here,
+                text,
+                table,
+            });
         }
-        let mut merged = tables.pop().expect("the recipe itself was read");
-        while let Some(over) = tables.pop() {
-            lay_over(&mut merged, over);
+        let mut merged = toml::Table::new();
+        for layer in layers.iter().rev() {
+            lay_over(&mut merged, layer.table.clone());
         }
         Ok(Self { layers, merged })
     }
 
-    /// The error `e` about the merged recipe `merged_text`: at the line of the file whose
-    /// value was used (the first in the chain that sets the key at fault), else at the
-    /// recipe itself.
-    fn locate(&self, e: &toml::de::Error, merged_text: &str) -> LaseError {
+    /// The error `e` about the merged recipe `merged_text`: on the `--set` that gave the
+    /// key at fault, else at the line of the file whose value was used (the first in the
+    /// chain that sets the key, or the table or array holding it), else on the recipe.
+    fn locate(
+        &self,
+        e: &toml::de::Error,
+        merged_text: &str,
+        overrides: &[RecipeOverride],
+    ) -> LaseError {
         let recipe = &self.layers[0].path;
         let message = e.message().trim().replace('\n', " ");
-        let at_fault = named_key(&message)
-            .map(|(section, key)| (section.map(str::to_owned), key.to_owned()))
-            .or_else(|| e.span().and_then(|span| key_at(merged_text, span.start)));
-        let Some((section, key)) = at_fault else {
+        let with_set = |keys: &[&RecipeOverride], message: String| {
+            let shown: Vec<String> = keys.iter().map(|o| o.keys.join(".")).collect();
+            LaseError::bad_file(
+                recipe,
+                format!("with --set {}: {message}", shown.join(", ")),
+            )
+        };
+        let Some(at_fault) = fault_path(&message, e.span().map(|s| s.start), merged_text) else {
+            return if overrides.is_empty() {
+                LaseError::bad_file(recipe, message)
+            } else {
+                with_set(&overrides.iter().collect::<Vec<_>>(), message)
+            };
+        };
+        // The last --set of the key (or of a table holding it) is the value that was used.
+        if let Some(o) = overrides
+            .iter()
+            .rev()
+            .find(|o| at_fault.starts_with(&o.keys) || o.keys.starts_with(&at_fault))
+        {
+            return with_set(&[o], message);
+        }
+        let Some(layer) = self.layers.iter().find(|l| decides(&l.table, &at_fault)) else {
             return LaseError::bad_file(recipe, message);
         };
-        // The key under its own section's header first; then anywhere (dotted keys,
-        // inline tables).
-        let strict = |layer: &RecipeLayer| {
-            let header = format!("[{}]", section.as_deref()?);
-            layer
-                .text
-                .lines()
-                .any(|l| l.trim() == header)
-                .then(|| key_offset(&layer.text, 0, section.as_deref(), &key))
-                .flatten()
+        let message = if layer.path == *recipe {
+            message
+        } else {
+            format!("{message} (a base that {} extends)", recipe.display())
         };
-        let loose = |layer: &RecipeLayer| key_offset(&layer.text, 0, None, &key);
-        let found = self
-            .layers
-            .iter()
-            .find_map(|l| strict(l).map(|at| (l, at)))
-            .or_else(|| self.layers.iter().find_map(|l| loose(l).map(|at| (l, at))));
-        match found {
-            Some((layer, at)) => {
-                let line = layer.text[..at].matches('\n').count() + 1;
-                let message = if layer.path == *recipe {
-                    message
-                } else {
-                    format!("{message} (a base that {} extends)", recipe.display())
-                };
-                LaseError::bad_line(&layer.path, line, message)
-            }
-            None => LaseError::bad_file(recipe, message),
+        match line_of_key(&layer.text, &at_fault) {
+            Some(line) => LaseError::bad_line(&layer.path, line, message),
+            None => LaseError::bad_file(&layer.path, message),
         }
     }
 }
 
-/// The section and key of the line of TOML `text` at byte `offset`, when that line sets
-/// a key (`key = value`, `a.b = value`).
-fn key_at(text: &str, offset: usize) -> Option<(Option<String>, String)> {
+/// Whether `table` decides the value at `path`: it sets the key, or a non-table value (an
+/// array, a scalar) on the way to it, which replaces whatever a base holds there.
+fn decides(table: &toml::Table, path: &[String]) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return false;
+    };
+    match table.get(first) {
+        None => false,
+        Some(toml::Value::Table(inner)) if !rest.is_empty() => decides(inner, rest),
+        Some(_) => true,
+    }
+}
+
+/// The full key path (sections and key) an error is about: the section and key its message
+/// names, completed by the table at its span; else the key set on the line at its span.
+fn fault_path(message: &str, span_start: Option<usize>, text: &str) -> Option<Vec<String>> {
+    let split = |dotted: &str| -> Vec<String> { dotted.split('.').map(str::to_owned).collect() };
+    let at_span = span_start.and_then(|at| key_path_at(text, at));
+    match named_key(message) {
+        Some((Some(section), key)) => {
+            let mut path = split(section);
+            path.push(key.to_owned());
+            Some(path)
+        }
+        Some((None, key)) => {
+            if let Some(path) = at_span.filter(|p| p.last().is_some_and(|k| k == key)) {
+                return Some(path);
+            }
+            // The span is the table the key is in (its header, or a line inside it).
+            let mut path = span_start.map_or_else(Vec::new, |at| header_at(text, at));
+            path.push(key.to_owned());
+            Some(path)
+        }
+        // A span on a table or an array of tables (`[[data.sources]]`: an error inside a
+        // tagged enum has no key's span, only its array's): that table or array.
+        None => at_span.or_else(|| {
+            let header = span_start.map(|at| header_at(text, at))?;
+            (!header.is_empty()).then_some(header)
+        }),
+    }
+}
+
+/// The table header (`[a.b]` or `[[a.b]]`, as its parts) a byte `offset` of TOML `text` is
+/// under, or at when its line is a header; empty at the top level.
+fn header_at(text: &str, offset: usize) -> Vec<String> {
     let offset = offset.min(text.len());
-    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
-    let (key, _) = text[line_start..].lines().next()?.split_once('=')?;
-    let key = key.trim().trim_matches('"');
-    let header = text[..line_start]
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    text[..line_end]
         .lines()
         .rev()
         .map(str::trim)
         .find(|l| l.starts_with('['))
-        .map(|h| h.trim_matches(|c| c == '[' || c == ']').trim().to_owned());
-    match key.rsplit_once('.') {
-        Some((head, last)) => {
-            let section = header.map_or_else(|| head.to_owned(), |h| format!("{h}.{head}"));
-            Some((Some(section), last.to_owned()))
-        }
-        None => Some((header, key.to_owned())),
+        .map_or_else(Vec::new, header_parts)
+}
+
+/// `[a.b]` / `[[a.b]]` as ["a", "b"].
+fn header_parts(line: &str) -> Vec<String> {
+    dotted_parts(line.trim_matches(|c| c == '[' || c == ']'))
+}
+
+/// A dotted key (`a.b`, `"a".b`) as its parts, quotes and spaces trimmed.
+fn dotted_parts(key: &str) -> Vec<String> {
+    key.split('.')
+        .map(|p| p.trim().trim_matches('"').to_owned())
+        .collect()
+}
+
+/// The full key path set on the line of TOML `text` at byte `offset` (its table's header
+/// and its own dotted key), when that line sets a key.
+fn key_path_at(text: &str, offset: usize) -> Option<Vec<String>> {
+    let offset = offset.min(text.len());
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next()?.trim();
+    if line.starts_with('[') || line.starts_with('{') {
+        return None;
     }
+    let (key, _) = line.split_once('=')?;
+    let mut path = header_at(text, line_start.saturating_sub(1));
+    if line_start == 0 {
+        path.clear();
+    }
+    path.extend(dotted_parts(key));
+    Some(path)
+}
+
+/// The line (1-based) of TOML `text` that sets `path` (sections and key): the line whose
+/// header and key make the path, or the (first) header that is the path; else an inline
+/// table or array on the way to it that names the key; else one on the way to it; else any
+/// line setting a key of that name.
+fn line_of_key(text: &str, path: &[String]) -> Option<usize> {
+    let last = path.last()?;
+    let mut header: Vec<String> = Vec::new();
+    let mut best: Option<(u8, usize)> = None;
+    let mut consider = |rank: u8, line: usize| {
+        if best.is_none_or(|(r, _)| rank < r) {
+            best = Some((rank, line));
+        }
+    };
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.starts_with('#') {
+            continue;
+        }
+        if line.starts_with('[') {
+            let line = line.split('#').next().unwrap_or(line).trim();
+            header = header_parts(line);
+            if header.as_slice() == path {
+                return Some(i + 1);
+            }
+            continue;
+        }
+        if line.starts_with('{') {
+            // A table of a multi-line array (`sources = [` ... `{ path = ... },`).
+            if sets_inline(line, last) {
+                consider(2, i + 1);
+            }
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let mut here = header.clone();
+        here.extend(dotted_parts(key));
+        if here.as_slice() == path {
+            return Some(i + 1);
+        }
+        if path.starts_with(&here) {
+            consider(if sets_inline(value, last) { 1 } else { 3 }, i + 1);
+        } else if here.last() == Some(last) {
+            consider(4, i + 1);
+        }
+    }
+    best.map(|(_, line)| line)
+}
+
+/// Whether the TOML fragment `s` sets `key` (`key = `, at a word boundary).
+fn sets_inline(s: &str, key: &str) -> bool {
+    s.match_indices(key).any(|(at, _)| {
+        let before = s[..at].chars().next_back();
+        let boundary = before.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '-'));
+        let after = s[at + key.len()..].trim_start();
+        boundary && after.starts_with('=') && !after.starts_with("==")
+    })
 }
 
 /// Lays `over`'s keys over `base`: tables merge key by key, any other value replaces.
@@ -386,18 +509,26 @@ mod tests {
         }
     }
 
+    /// Writes `text` as `name` (folders made) in `dir`; its path.
+    fn write_recipe(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// The error reading the recipe at `path` gives (it must give one).
+    fn recipe_error(path: &std::path::Path) -> String {
+        TrainConfig::from_file(path).unwrap_err().to_string()
+    }
+
     /// A recipe that `extends` another is the base with its keys laid over: nested tables
     /// merge (the base's other keys stay), arrays and values replace; the result is what
     /// `--set` of the same keys makes of the base, and a chain of three merges in order.
     #[test]
     fn extends_lays_a_recipe_over_its_base() {
         let dir = tempfile::tempdir().unwrap();
-        let write = |name: &str, text: &str| {
-            let path = dir.path().join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, text).unwrap();
-            path
-        };
+        let write = |name: &str, text: &str| write_recipe(dir.path(), name, text);
         let base = write(
             "base.toml",
             "[model]\nlayers = 4\noutput_dim = 128\n\n[data]\nexclude_test_sets = false\nsources = [{ format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }, { format = \"tsv\", path = \"b.tsv\", src_lang = \"fra\", tgt_lang = \"eng\" }]\n\n[objective]\ncontrastive = \"info-nce\"\ntemperature = 0.07\n\n[objective.distillation]\nteacher = \"t\"\nmse = 2.0\n\n[schedule]\nsteps = 500\n",
@@ -450,6 +581,72 @@ mod tests {
         assert_eq!((set_over.model.layers, set_over.schedule.steps), (3, 7));
     }
 
+    /// The file blamed is the one whose value was used, whatever form each file gives the
+    /// key in (a `[section]` header, a dotted key, an inline table, an array of tables).
+    #[test]
+    fn extends_errors_blame_the_value_used_in_any_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| write_recipe(dir.path(), name, text);
+        let err = recipe_error;
+        write(
+            "base.toml",
+            "[data]\nexclude_test_sets = false\nsources = [\n  { format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" },\n]\n\n[objective]\ncontrastive = \"info-nce\"\n\n[objective.distillation]\nteacher = \"t\"\nmse = 2.0\n\n[schedule]\nsteps = 10\n",
+        );
+        // The arm's dotted key over the base's header: the arm's line.
+        let e = err(&write(
+            "dotted.toml",
+            "extends = \"base.toml\"\nschedule.steps = \"many\"\n",
+        ));
+        assert!(e.contains("dotted.toml:2:"), "{e}");
+        // The arm's inline table over the base's header.
+        let e = err(&write(
+            "inline.toml",
+            "extends = \"base.toml\"\n\n[objective]\ndistillation = { mse = \"bad\" }\n",
+        ));
+        assert!(e.contains("inline.toml:4:") && e.contains("mse"), "{e}");
+        // The base's inline table under the arm's header that sets another key.
+        write(
+            "inline-base.toml",
+            "[data]\nexclude_test_sets = false\nsources = [{ format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n\n[objective]\ncontrastive = \"info-nce\"\ndistillation = { teacher = \"t\", mse = \"bad\" }\n",
+        );
+        let e = err(&write(
+            "header-arm.toml",
+            "extends = \"inline-base.toml\"\n\n[objective.distillation]\nsoft_contrastive = 1.0\n",
+        ));
+        assert!(
+            e.contains("inline-base.toml:7:") && e.contains("header-arm.toml extends"),
+            "{e}"
+        );
+        // A base's top-level dotted key, beside an arm's array of tables that sets a key
+        // of the same name.
+        write(
+            "dotted-base.toml",
+            "tokenizer.path = 5\n[data]\nexclude_test_sets = false\nsources = [{ format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n",
+        );
+        let e = err(&write(
+            "tables-arm.toml",
+            "extends = \"dotted-base.toml\"\n\n[[data.sources]]\nformat = \"tsv\"\npath = \"c.tsv\"\nsrc_lang = \"rus\"\ntgt_lang = \"eng\"\n",
+        ));
+        assert!(e.contains("dotted-base.toml:1:"), "{e}");
+        // A bad value inside the arm's array of tables (which replaces the base's array)
+        // (the sources' tagged enum gives no key's span, only the array's, in one file as
+        // in a chain: the array's first header)
+        let bad_sources = "\n[[data.sources]]\nformat = \"tsv\"\npath = \"c.tsv\"\nsrc_lang = \"rus\"\ntgt_lang = \"eng\"\n\n[[data.sources]]\nformat = \"tsv\"\npath = \"d.tsv\"\nsrc_lang = \"fra\"\ntgt_lang = 3\n";
+        let e = err(&write(
+            "bad-source.toml",
+            &format!("extends = \"base.toml\"\n{bad_sources}"),
+        ));
+        assert!(
+            e.contains("bad-source.toml:3:") && !e.contains("(a base"),
+            "{e}"
+        );
+        let alone = err(&write(
+            "alone.toml",
+            &format!("[data]\nexclude_test_sets = false{bad_sources}"),
+        ));
+        assert!(alone.contains("alone.toml:3:"), "{alone}");
+    }
+
     /// Every way an `extends` chain can be wrong is refused naming the file and line to
     /// edit: a bad value in a base (at the base's line), in the recipe itself, a missing
     /// base, a loop, a non-string `extends`, a chain past the limit; a value the recipe
@@ -457,12 +654,8 @@ mod tests {
     #[test]
     fn extends_errors_name_the_file_and_line_at_fault() {
         let dir = tempfile::tempdir().unwrap();
-        let write = |name: &str, text: &str| {
-            let path = dir.path().join(name);
-            std::fs::write(&path, text).unwrap();
-            path
-        };
-        let err = |path: &std::path::Path| TrainConfig::from_file(path).unwrap_err().to_string();
+        let write = |name: &str, text: &str| write_recipe(dir.path(), name, text);
+        let err = recipe_error;
         write(
             "base.toml",
             "[data]\nexclude_test_sets = false\nsources = [{ format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n\n[optimizer]\nlr = \"fast\"\n",
@@ -509,18 +702,29 @@ mod tests {
         // Not a path.
         let e = err(&write("number.toml", "extends = 3\n"));
         assert!(e.contains("number.toml:1:") && e.contains("integer"), "{e}");
-        // A chain longer than the limit.
-        for i in 0..=MAX_EXTENDS_CHAIN {
+        // The limit: 16 files resolve, 17 are refused.
+        for i in 0..MAX_EXTENDS_CHAIN {
             write(
                 &format!("c{i}.toml"),
                 &format!("extends = \"c{}.toml\"\n", i + 1),
             );
         }
-        write(&format!("c{}.toml", MAX_EXTENDS_CHAIN + 1), "");
+        write(&format!("c{MAX_EXTENDS_CHAIN}.toml"), "");
         let e = err(&dir.path().join("c0.toml"));
         assert!(e.contains(&format!("more than {MAX_EXTENDS_CHAIN}")), "{e}");
-        // Within the limit, a chain of plain `extends` reaches the base's keys.
-        let e = err(&dir.path().join(format!("c{}.toml", MAX_EXTENDS_CHAIN - 2)));
+        let e = err(&dir.path().join("c1.toml"));
         assert!(e.contains("data") && !e.contains("more than"), "{e}");
+
+        // --set over a chain: a base's bad value keeps its file and line; a bad --set is
+        // named as such.
+        let set = |s: &str| s.parse::<RecipeOverride>().unwrap();
+        let e = TrainConfig::from_file_with(&arm, &[set("schedule.steps=4")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("base.toml:6:"), "{e}");
+        let e = TrainConfig::from_file_with(&mended, &[set("schedule.steps=many")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("mended.toml: with --set schedule.steps:"), "{e}");
     }
 }
