@@ -36,6 +36,12 @@ pub fn pca_projection(embeddings: &Tensor, k: usize) -> Result<(Tensor, Tensor, 
     let cov = centred.transpose(0, 1).matmul(&centred) / (n - 1) as f64;
     // eigh returns ascending eigenvalues: take the last K columns, largest first.
     let (values, vectors) = cov.linalg_eigh("L");
+    let total = values.sum(Kind::Double).double_value(&[]);
+    if !(total.is_finite() && total > 0.0) {
+        return Err(LaseError::InvalidArgument(format!(
+            "the {n} sample embeddings do not vary (total variance {total}; the same sentence repeated?): PCA has no direction to keep"
+        )));
+    }
     let top = vectors.narrow(1, d - k as i64, k as i64).flip([1]);
     let weight = top.transpose(0, 1).contiguous();
     let bias = -weight.matmul(&mean);
@@ -43,7 +49,7 @@ pub fn pca_projection(embeddings: &Tensor, k: usize) -> Result<(Tensor, Tensor, 
         .narrow(0, d - k as i64, k as i64)
         .sum(Kind::Double)
         .double_value(&[])
-        / values.sum(Kind::Double).double_value(&[]);
+        / total;
     Ok((weight.to_kind(Kind::Float), bias.to_kind(Kind::Float), kept))
 }
 
@@ -61,4 +67,23 @@ pub fn reduce_dimension<S: AsRef<str>>(
     encoder.set_normalize(normalize);
     let (weight, bias, kept) = pca_projection(&embedded?.to_device(tch::Device::Cpu), k)?;
     Ok((encoder.with_linear_projection(&weight, &bias)?, kept))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Identical sample sentences give identical embeddings: refused, not a NaN share.
+    #[test]
+    fn a_sample_without_variance_is_refused() {
+        let same = Tensor::ones([5, 4], (Kind::Float, tch::Device::Cpu));
+        let err = pca_projection(&same, 2).unwrap_err().to_string();
+        assert!(err.contains("do not vary"), "{err}");
+        let varied = Tensor::arange(20, (Kind::Float, tch::Device::Cpu))
+            .reshape([5, 4])
+            .sin();
+        let (w, b, kept) = pca_projection(&varied, 2).unwrap();
+        assert_eq!((w.size(), b.size()), (vec![2, 4], vec![2]));
+        assert!(kept > 0.0 && kept <= 1.0 + 1e-9, "{kept}");
+    }
 }

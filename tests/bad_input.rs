@@ -299,3 +299,180 @@ fn zero_counts_and_a_nan_threshold_are_usage_errors() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// Sizes past anything a run can mean (a vocabulary of 10^12 pieces, HNSW lists of 10^8)
+/// are refused naming the flag or the recipe key and its line, not left to abort in the
+/// allocator; `eval` names an unknown suite before it loads the model.
+#[test]
+fn huge_sizes_and_unknown_suites_are_refused_by_name_before_the_work() {
+    for (args, says) in [
+        (
+            &["mine", "--ann-connectivity", "100000000"][..],
+            "--ann-connectivity",
+        ),
+        (
+            &["mine", "--ann-ef-search", "1000000000000"],
+            "--ann-ef-search",
+        ),
+        (
+            &["mine", "--ann-ef-construction", "0"],
+            "--ann-ef-construction",
+        ),
+    ] {
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(os).collect();
+        let out = lase(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(says) && err.contains("is not in ["),
+            "{args:?}: {err}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = lines(
+        dir.path(),
+        "recipe.toml",
+        "[model]\ninit_from = \"m\"\nextend_vocabulary = { pieces = 1000000000000 }\n\n[data]\nexclude_test_sets = false\nsources = [{ format = \"tsv\", path = \"p.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n",
+    );
+    let err = refused(&[os("recipe"), os("--config"), os(&recipe)]);
+    assert!(
+        err.contains(
+            "recipe.toml:3: model.extend_vocabulary.pieces = 1000000000000: must be in [1, 4194304]"
+        ),
+        "{err}"
+    );
+    let err = refused(&[
+        os("tokenizer"),
+        os("extend"),
+        os("--config"),
+        os(&recipe),
+        os("--out"),
+        os(&dir.path().join("extended")),
+    ]);
+    assert!(err.contains("model.extend_vocabulary.pieces"), "{err}");
+    assert!(!dir.path().join("extended").exists());
+    let err = refused(&[
+        os("tokenizer"),
+        os("train"),
+        os("--config"),
+        os(&recipe),
+        os("--output"),
+        os(&dir.path().join("t.json")),
+        os("--vocab-size"),
+        os("1000000000000"),
+    ]);
+    assert!(
+        err.contains("--vocab-size 1000000000000: must be in [1, 4194304]"),
+        "{err}"
+    );
+
+    let no_model = dir.path().join("no-model");
+    let err = refused(&[
+        os("eval"),
+        os("--model"),
+        os(&no_model),
+        os("--suite"),
+        os("tatoeba,nonsense"),
+        os("--data-dir"),
+        os(dir.path()),
+    ]);
+    assert!(
+        err.contains("nonsense") && !err.contains("no-model"),
+        "{err}"
+    );
+    // `tokenizer coverage --json` at a folder: named before the model loads.
+    let err = refused(&[
+        os("tokenizer"),
+        os("coverage"),
+        os("--model"),
+        os(&no_model),
+        os("--config"),
+        os(&recipe),
+        os("--json"),
+        os(dir.path()),
+    ]);
+    assert!(
+        err.contains("is a folder") && !err.contains("no-model"),
+        "{err}"
+    );
+}
+
+/// `mine` on precomputed vectors names the .npy at fault: a non-finite value (its row and
+/// the text line it stands for), or two files of different widths.
+#[test]
+fn mining_precomputed_vectors_names_the_npy_at_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = lines(dir.path(), "src.txt", "a\nb\n");
+    let tgt = lines(dir.path(), "tgt.txt", "c\nd\n");
+    let npy = |name: &str, cols: usize, values: &[f32]| {
+        let path = dir.path().join(name);
+        let mut w = lase::io::npy::NpyWriter::create(&path, cols).unwrap();
+        w.write_rows(values).unwrap();
+        w.finish().unwrap();
+        path
+    };
+    let four = npy("four.npy", 4, &[1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+    let three = npy("three.npy", 3, &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0]);
+    let nan = npy("nan.npy", 4, &[1.0, 0.0, 0.0, 0.0, 0.0, f32::NAN, 0.0, 0.0]);
+    let out = dir.path().join("pairs.tsv");
+    let mine = |s: &Path, t: &Path| {
+        refused(&[
+            os("mine"),
+            os("--src"),
+            os(&src),
+            os("--tgt"),
+            os(&tgt),
+            os("--src-embeddings"),
+            os(s),
+            os("--tgt-embeddings"),
+            os(t),
+            os("--output"),
+            os(&out),
+        ])
+    };
+    let err = mine(&four, &nan);
+    assert!(
+        err.contains("nan.npy")
+            && err.contains("row 1 (0-based; line 2 of")
+            && err.contains("tgt.txt"),
+        "{err}"
+    );
+    let err = mine(&four, &three);
+    assert!(
+        err.contains("four.npy holds 4-d vectors but") && err.contains("three.npy holds 3-d"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+/// `reduce-dim` names --to beyond the model's width and a sample too small for a PCA
+/// (with its file) before it embeds anything.
+#[test]
+fn reduce_dim_names_the_flag_or_the_sample_at_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = save_tiny_model(dir.path(), 5);
+    let sample = lines(dir.path(), "sample.txt", "the cat\nder hund\nthe dog\n");
+    let one = lines(dir.path(), "one.txt", "the cat\n\n");
+    let output = dir.path().join("reduced");
+    let reduce = |to: &str, sample: &Path| {
+        refused(&[
+            os("reduce-dim"),
+            os("--model"),
+            os(&model),
+            os("--to"),
+            os(to),
+            os("--sample"),
+            os(sample),
+            os("--output"),
+            os(&output),
+        ])
+    };
+    let err = reduce("1000", &sample);
+    assert!(
+        err.contains("--to 1000") && err.contains("16 dimensions"),
+        "{err}"
+    );
+    let err = reduce("4", &one);
+    assert!(err.contains("one.txt: 1 non-empty lines"), "{err}");
+    assert!(!output.exists());
+}

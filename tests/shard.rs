@@ -335,3 +335,85 @@ fn a_store_embedded_with_one_model_refuses_another() {
     assert!(!knn.status.success());
     assert!(err.contains("but shard 1 with"), "{err}");
 }
+
+/// A search across two stores of different widths is refused naming both stores and their
+/// models (not "source"/"target", which a backward search swaps); a `-k` past the keys
+/// keeps every key rather than sizing its lists by the number asked for.
+#[test]
+fn stores_of_two_widths_are_named_and_a_huge_k_keeps_every_key() {
+    let work = tempfile::tempdir().unwrap();
+    let (wide, narrow) = (work.path().join("wide"), work.path().join("narrow"));
+    tiny_encoder(tiny_config(), mean_head(16, true), 8)
+        .save(&wide)
+        .unwrap();
+    tiny_encoder(
+        tiny_config(),
+        dense_head(16, 8, lase::model::PoolingMode::Mean),
+        9,
+    )
+    .save(&narrow)
+    .unwrap();
+    let text = corpus(work.path(), "text.txt", 12, 5);
+    let store = |name: &str, model: &Path| {
+        let dir = work.path().join(name);
+        run(lase()
+            .args(["shard", "init", "--shards", "1", "--input"])
+            .arg(&text)
+            .arg("--store")
+            .arg(&dir));
+        run(lase()
+            .args(["shard", "embed", "--quiet", "--shard", "0", "--model"])
+            .arg(model)
+            .arg("--store")
+            .arg(&dir));
+        dir
+    };
+    let (a, b, c) = (store("a", &wide), store("b", &narrow), store("c", &wide));
+    let knn = |direction: &str, k: &str, tgt: &Path| {
+        lase()
+            .args([
+                "shard",
+                "knn",
+                "--direction",
+                direction,
+                "--shard",
+                "0",
+                "-k",
+                k,
+            ])
+            .arg("--src")
+            .arg(&a)
+            .arg("--tgt")
+            .arg(tgt)
+            .arg("--out")
+            .arg(work.path().join(format!("knn-{direction}")))
+            .output()
+            .unwrap()
+    };
+    for direction in ["fwd", "bwd"] {
+        let out = knn(direction, "4", &b);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("{} holds 16-d vectors", a.display()))
+                && err.contains(&format!("{} holds 8-d vectors", b.display()))
+                && err.contains("narrow"),
+            "{direction}: {err}"
+        );
+    }
+    let out = knn("fwd", "1000000000000", &c);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let keys = lase::shard::Store::open(&c).unwrap().manifest.lines;
+    let lists = std::fs::read_dir(work.path().join("knn-fwd"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("a record of the search");
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(lists).unwrap()).unwrap();
+    assert_eq!(record["k"].as_u64(), Some(keys as u64), "{record}");
+}

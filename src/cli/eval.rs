@@ -50,9 +50,12 @@ pub struct EvalArgs {
 
 pub fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
     use lase::eval::{BenchmarkData, SuiteInput, registry, run_suites};
-    // Output paths are checked before the suites run, not after.
+    // Output paths and suite names are checked before the model loads and the suites run.
     for path in [&args.json, &args.report, &args.plot].into_iter().flatten() {
         lase::io::atomic::check_writable(path)?;
+    }
+    for name in &args.suite {
+        registry::find(name)?;
     }
     // The data folder is checked before the model loads: a wrong working directory (the
     // default is relative) is the usual cause, and it should not wait for a model.

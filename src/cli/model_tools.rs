@@ -109,13 +109,26 @@ pub fn reduce_dim(args: ReduceDimArgs, device: tch::Device) -> Result<()> {
     let dtype = args.dtype;
     let mut encoder = SentenceEncoder::load(&args.model, device)
         .with_context(|| format!("loading model {}", args.model.display()))?;
+    let from = encoder.dim();
+    anyhow::ensure!(
+        (1..=from).contains(&args.to),
+        "--to {}: {} has {from} dimensions (--to must be in [1, {from}])",
+        args.to,
+        args.model.display()
+    );
     let mut sentences = lase::io::text::read_lines(&args.sample)?;
     sentences.retain(|s| !s.trim().is_empty());
     sentences.truncate(args.max_sentences);
-    let from = encoder.dim();
+    anyhow::ensure!(
+        sentences.len() >= 2,
+        "{}: {} non-empty lines; the PCA needs at least 2 sample sentences",
+        args.sample.display(),
+        sentences.len()
+    );
     let options = lase::inference::EncodeOptions::for_device(device);
     let (reduced, kept) =
-        lase::reduce_dim::reduce_dimension(&mut encoder, &sentences, args.to, &options)?;
+        lase::reduce_dim::reduce_dimension(&mut encoder, &sentences, args.to, &options)
+            .with_context(|| format!("fitting the PCA on {}", args.sample.display()))?;
     reduced.save_as(&args.output, dtype)?;
     println!(
         "wrote {}: {from} -> {} dimensions, PCA fitted on {} sentences keeps {:.1}% of the variance",

@@ -73,6 +73,10 @@ pub struct TokenizerCoverageArgs {
 }
 
 pub fn tokenizer_coverage(args: TokenizerCoverageArgs) -> Result<()> {
+    // The output path is checked before the work, not after the table is printed.
+    if let Some(path) = &args.json {
+        lase::io::atomic::check_writable(path)?;
+    }
     let encoder = lase::model::SentenceEncoder::load(&args.model, tch::Device::Cpu)
         .with_context(|| format!("loading model {}", args.model.display()))?;
     let config = lase::train::TrainConfig::from_file(&args.config)?;
@@ -149,6 +153,13 @@ pub struct TokenizerTrainArgs {
 }
 
 pub fn tokenizer_train(args: TokenizerTrainArgs) -> Result<()> {
+    if let Some(v) = args.vocab_size {
+        let max = lase::tokenizer::training::MAX_VOCABULARY;
+        anyhow::ensure!(
+            (1..=max).contains(&v),
+            "--vocab-size {v}: must be in [1, {max}]"
+        );
+    }
     let config = lase::train::TrainConfig::from_file(&args.config)?;
     // The text `lase train` would train its tokenizer on: leaks excluded, dev split out.
     let (corpus, _) =

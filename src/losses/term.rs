@@ -307,6 +307,11 @@ impl Checks {
             self.fail(key, v, &format!("at least {min}"));
         }
     }
+    pub fn within<T: PartialOrd + std::fmt::Display>(&mut self, key: &str, v: T, min: T, max: T) {
+        if v < min || v > max {
+            self.fail(key, v, &format!("in [{min}, {max}]"));
+        }
+    }
 }
 
 /// A term's typed settings: the keys it owns in its section, each with the paper's

@@ -72,6 +72,17 @@ fn load_side(
                 ));
             }
             let values = m.values();
+            if let Some(at) = values.iter().position(|v| !v.is_finite()) {
+                let row = at / m.cols.max(1);
+                return Err(LaseError::bad_file(
+                    npy,
+                    format!(
+                        "row {row} (0-based; line {} of {}) holds a non-finite value (NaN or inf)",
+                        row + 1,
+                        path.display()
+                    ),
+                ));
+            }
             let mut out = Vec::with_capacity(lines.len() * m.cols);
             for &l in &lines {
                 out.extend_from_slice(&values[l * m.cols..(l + 1) * m.cols]);
@@ -129,6 +140,17 @@ pub fn mine_files(
     )?;
     let dim_x = x.vectors.len() / x.sentences.len().max(1);
     let dim_y = y.vectors.len() / y.sentences.len().max(1);
+    if let (Some(a), Some(b)) = (src_npy, tgt_npy)
+        && dim_x != dim_y
+        && !x.sentences.is_empty()
+        && !y.sentences.is_empty()
+    {
+        return Err(LaseError::InvalidArgument(format!(
+            "{} holds {dim_x}-d vectors but {} holds {dim_y}-d vectors: embed both sides with one model",
+            a.display(),
+            b.display()
+        )));
+    }
     let xv = MatrixView::new(&x.vectors, x.sentences.len(), dim_x)?;
     let yv = MatrixView::new(&y.vectors, y.sentences.len(), dim_y)?;
     knn::validate_pair(&xv, &yv)?;

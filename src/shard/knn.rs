@@ -116,6 +116,7 @@ pub fn knn_shard(
     if let Some(done) = finished(out, direction, i, rows, k, key_rows)? {
         return Ok(StepOutcome::Skipped { rows: done.rows });
     }
+    same_space(queries, keys)?;
     let started = Instant::now();
     let (q_values, q_rows, q_cols) = queries.vectors(i, queries.needs_normalizing()?)?;
     if q_rows != rows {
@@ -126,7 +127,9 @@ pub fn knn_shard(
     }
     let x = MatrixView::new(&q_values, q_rows, q_cols)?;
     let normalize_keys = keys.needs_normalizing()?;
-    let mut lists = RunningTopK::new(rows, k);
+    // No more neighbours than keys (as `finished` and `merged` count them): a huge `-k`
+    // must not size the lists.
+    let mut lists = RunningTopK::new(rows, k.min(key_rows).max(1));
     for j in 0..keys.shards() {
         let (values, key_count, cols) = keys.vectors(j, normalize_keys)?;
         let y = MatrixView::new(&values, key_count, cols)?;
@@ -147,6 +150,37 @@ pub fn knn_shard(
         rows,
         seconds: record.seconds,
     })
+}
+
+/// Refuses to search `keys` with `queries` of another width, naming both stores and their
+/// models; warns when their models differ by path only (one model named from two places
+/// is common on clusters; two models of one width cannot be told apart here).
+fn same_space(queries: &Store, keys: &Store) -> Result<()> {
+    let (q, k) = (queries.records()?, keys.records()?);
+    let (Some(q), Some(k)) = (q.first(), k.first()) else {
+        return Ok(());
+    };
+    if q.dim != k.dim {
+        return Err(LaseError::InvalidArgument(format!(
+            "{} holds {}-d vectors (embedded with {}) but {} holds {}-d vectors (embedded with {}): embed both stores with one model",
+            queries.dir.display(),
+            q.dim,
+            q.model.display(),
+            keys.dir.display(),
+            k.dim,
+            k.model.display()
+        )));
+    }
+    if !super::store::same_model(&q.model, &k.model) {
+        tracing::warn!(
+            "{} was embedded with {} and {} with {}: mining needs one model for both sides",
+            queries.dir.display(),
+            q.model.display(),
+            keys.dir.display(),
+            k.model.display()
+        );
+    }
+    Ok(())
 }
 
 fn write_lists(out: &Path, direction: Direction, i: usize, n: &Neighbours) -> Result<()> {

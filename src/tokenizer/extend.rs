@@ -68,6 +68,12 @@ pub fn extend_vocabulary(
     selection: PieceSelection,
     output: &Path,
 ) -> Result<ExtensionReport> {
+    if pieces > super::training::MAX_VOCABULARY {
+        return Err(LaseError::InvalidArgument(format!(
+            "{pieces} new pieces: at most {} may be added",
+            super::training::MAX_VOCABULARY
+        )));
+    }
     crate::io::checksums::verify(model)?;
     let tokenizer_path = model.join("tokenizer.json");
     let (mut json, old, prefix) = read_wordpiece(&tokenizer_path)?;

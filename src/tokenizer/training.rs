@@ -28,6 +28,11 @@ pub fn language_token(code: &str) -> String {
     format!("<2{code}>")
 }
 
+/// The most pieces a vocabulary lase trains or extends may have: 4,194,304, sixteen times
+/// XLM-R's 250k; above it a number is refused as a likely typo rather than left to abort
+/// in the allocator (a trainer reserves memory per piece before it reads any text).
+pub const MAX_VOCABULARY: usize = 1 << 22;
+
 /// Settings of [`train_unigram`] (the sample it trains on is drawn beforehand, by
 /// [`balanced_sample`]).
 #[derive(Clone, Debug)]
@@ -91,6 +96,12 @@ pub fn train_unigram(
             .map(|l| AddedToken::from(language_token(l), true)),
     );
     let required = specials.len() + 2;
+    if options.vocab_size > MAX_VOCABULARY {
+        return Err(LaseError::InvalidArgument(format!(
+            "vocab_size {}: at most {MAX_VOCABULARY} pieces",
+            options.vocab_size
+        )));
+    }
     if options.vocab_size <= required {
         return Err(LaseError::InvalidArgument(format!(
             "vocab_size {} leaves no room beside {} special and language tokens",

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 pub use data::{DataConfig, TestSetExclusion};
 pub use model::{ModelConfig, TokenizerConfig, VocabularyExtension};
 pub use objective::{DistillationConfig, ObjectiveConfig, TeacherSide};
-pub use recipe_file::{RecipeOverride, parse_toml, read_recipe};
+pub use recipe_file::{RecipeOverride, locate_setting_error, parse_toml, read_recipe};
 pub use schedule::{DIRECT_PADDING_CHUNK, Decay, OptimizerConfig, RunConfig, ScheduleConfig};
 
 use crate::error::{LaseError, Result};
@@ -67,10 +67,10 @@ impl TrainConfig {
     /// [`TrainConfig::from_file`] with command-line `--set` changes applied.
     pub fn from_file_with(path: &Path, overrides: &[RecipeOverride]) -> Result<Self> {
         let config: Self = read_recipe(path, overrides)?;
-        // A setting's error names the recipe it is in.
+        // A setting's error names the file (and line) or the --set that gave its value.
         config.validate().map_err(|e| match e {
             LaseError::InvalidArgument(m) => {
-                LaseError::InvalidArgument(format!("{}: {m}", path.display()))
+                LaseError::InvalidArgument(locate_setting_error(path, overrides, &m))
             }
             e => e,
         })?;

@@ -3,6 +3,7 @@
 use super::TrainConfig;
 use crate::error::{LaseError, Result};
 use crate::losses::term::Checks as RangeChecks;
+use crate::tokenizer::training::MAX_VOCABULARY;
 
 impl TrainConfig {
     /// Every numeric setting inside the range where training means something: a NaN,
@@ -28,7 +29,12 @@ impl TrainConfig {
             checks.at_least("model.train_max_tokens", v, 3);
         }
         if let Some(e) = &m.extend_vocabulary {
-            checks.at_least("model.extend_vocabulary.pieces", e.pieces, 1);
+            checks.within(
+                "model.extend_vocabulary.pieces",
+                e.pieces,
+                1,
+                MAX_VOCABULARY,
+            );
             checks.at_least(
                 "model.extend_vocabulary.sample_sentences",
                 e.sample_sentences,
@@ -38,7 +44,7 @@ impl TrainConfig {
         }
         let t = &self.tokenizer;
         if t.path.is_none() {
-            checks.at_least("tokenizer.vocab_size", t.vocab_size, 1);
+            checks.within("tokenizer.vocab_size", t.vocab_size, 1, MAX_VOCABULARY);
             checks.at_least("tokenizer.sample_sentences", t.sample_sentences, 1);
             checks.positive("tokenizer.alpha", t.alpha);
         }

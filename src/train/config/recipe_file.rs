@@ -100,6 +100,53 @@ pub fn read_recipe<T: serde::de::DeserializeOwned>(
     toml::from_str(&text).map_err(|e| chain.locate(&e, &text, overrides))
 }
 
+/// A recipe setting's error `message` ("optimizer.beta1 = 2: must be in [0, 1)", from the
+/// range and combination checks after reading) with where the value was set: `FILE:LINE:`
+/// of the file of `path`'s extends chain whose value was used, `FILE: with --set KEY:`, or
+/// the recipe itself when the message names no key.
+pub fn locate_setting_error(path: &Path, overrides: &[RecipeOverride], message: &str) -> String {
+    let plain = || format!("{}: {message}", path.display());
+    let Some(key) = setting_key(message) else {
+        return plain();
+    };
+    if let Some(o) = overrides
+        .iter()
+        .rev()
+        .find(|o| key.starts_with(&o.keys) || o.keys.starts_with(&key))
+    {
+        return format!(
+            "{}: with --set {}: {message}",
+            path.display(),
+            o.keys.join(".")
+        );
+    }
+    let Ok(chain) = RecipeChain::read(path) else {
+        return plain();
+    };
+    let Some(layer) = chain.layers.iter().find(|l| decides(&l.table, &key)) else {
+        return plain();
+    };
+    let base = if layer.path == path {
+        String::new()
+    } else {
+        format!(" (a base that {} extends)", path.display())
+    };
+    match line_of_key(&layer.text, &key) {
+        Some(line) => format!("{}:{line}: {message}{base}", layer.path.display()),
+        None => format!("{}: {message}{base}", layer.path.display()),
+    }
+}
+
+/// The dotted key a setting's error message starts with (`optimizer.beta1 = 2: ...`).
+fn setting_key(message: &str) -> Option<Vec<String>> {
+    let head = message.split([' ', ':']).next()?;
+    let is_key = head.contains('.')
+        && head
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    is_key.then(|| dotted_parts(head))
+}
+
 /// One file of a recipe's `extends` chain: its path, text and table (`extends` removed).
 struct RecipeLayer {
     path: PathBuf,
@@ -645,6 +692,54 @@ mod tests {
             &format!("[data]\nexclude_test_sets = false{bad_sources}"),
         ));
         assert!(alone.contains("alone.toml:3:"), "{alone}");
+    }
+
+    /// A value out of its range (found after reading, by the range checks) names the file
+    /// and line that set it, through a chain too, or the --set that did.
+    #[test]
+    fn range_errors_name_where_the_value_was_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| write_recipe(dir.path(), name, text);
+        let err = recipe_error;
+        let base = write(
+            "base.toml",
+            "[data]\nexclude_test_sets = false\nsources = [{ format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n\n[optimizer]\nlr = 1e-4\nbeta1 = 2.0\n",
+        );
+        let e = err(&base);
+        assert!(e.contains("base.toml:7: optimizer.beta1 = 2"), "{e}");
+        let arm = write(
+            "sub/arm.toml",
+            "extends = \"../base.toml\"\n[schedule]\nsteps = 2\n",
+        );
+        let e = err(&arm);
+        assert!(
+            e.contains("base.toml:7: optimizer.beta1") && e.contains("(a base that"),
+            "{e}"
+        );
+        let mended = write(
+            "sub/mended.toml",
+            "extends = \"arm.toml\"\noptimizer.beta1 = 0.9\n",
+        );
+        let set = |s: &str| s.parse::<RecipeOverride>().unwrap();
+        let e = TrainConfig::from_file_with(&mended, &[set("optimizer.beta2=7")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("mended.toml: with --set optimizer.beta2: optimizer.beta2 = 7"),
+            "{e}"
+        );
+        let e = TrainConfig::from_file_with(&mended, &[set("schedule.steps=0")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("with --set schedule.steps"), "{e}");
+        let e = TrainConfig::from_file_with(
+            &arm,
+            &[set("optimizer.beta1=0.5"), set("schedule.steps=0")],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("with --set schedule.steps"), "{e}");
+        assert!(TrainConfig::from_file(&mended).is_ok());
     }
 
     /// Every way an `extends` chain can be wrong is refused naming the file and line to
