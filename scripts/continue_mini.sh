@@ -25,7 +25,7 @@ head=${LASE_MINI_HEAD:-models/lase-mini/2_Dense}
 teacher=$dir/teacher
 # The teacher as the recipe trains it: through `lase recipe` (its extends chain merged) when
 # it extends a base.
-if grep -q '^extends *=' "$config"; then
+if grep -Eq '^[[:space:]]*"?extends"?[[:space:]]*=' "$config"; then
   resolved=$("$LASE" recipe --config "$config") || exit 2
 else
   resolved=$(cat "$config")

@@ -230,7 +230,7 @@ pack() {
   for r in "$recipe" "${arms[@]+"${arms[@]}"}"; do
     exclusion=$(python3 -c 'import sys,tomllib; e = tomllib.load(open(sys.argv[1],"rb"))["data"].get("exclude_test_sets", False); print(e if isinstance(e, str) else "")' "$bundle/tree/repo/$r")
     [[ -n $exclusion ]] || continue
-    "$LASE" check-leakage --config "$r" --data-dir "$exclusion" \
+    "$LASE" check-leakage --config "$bundle/tree/repo/$r" --data-dir "$exclusion" \
       --write-found "$bundle/found-$i.txt" >&2
     found+=("$bundle/found-$i.txt")
     i=$((i + 1))

@@ -284,7 +284,7 @@ fn zero_counts_and_a_nan_threshold_are_usage_errors() {
             &["mine", "--threshold", "nan"],
             "NaN is not a finite number",
         ),
-        (&["mine", "-k", "0"], "must be at least 1"),
+        (&["mine", "-k", "0"], "0 is not in [1, 65536]"),
         (
             &["serve", "--max-client-batch-size", "0"],
             "must be at least 1",
@@ -474,5 +474,19 @@ fn reduce_dim_names_the_flag_or_the_sample_at_fault() {
     );
     let err = reduce("4", &one);
     assert!(err.contains("one.txt: 1 non-empty lines"), "{err}");
+    let mut args = vec![
+        os("reduce-dim"),
+        os("--model"),
+        os(&model),
+        os("--to"),
+        os("4"),
+        os("--sample"),
+        os(&sample),
+        os("--output"),
+        os(&output),
+    ];
+    args.extend([os("--max-sentences"), os("1")]);
+    let err = refused(&args);
+    assert!(err.contains("--max-sentences 1"), "{err}");
     assert!(!output.exists());
 }

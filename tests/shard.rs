@@ -338,9 +338,10 @@ fn a_store_embedded_with_one_model_refuses_another() {
 
 /// A search across two stores of different widths is refused naming both stores and their
 /// models (not "source"/"target", which a backward search swaps); a `-k` past the keys
-/// keeps every key rather than sizing its lists by the number asked for.
+/// keeps every key rather than sizing its lists by the number asked for, and one past
+/// 65,536 is a usage error.
 #[test]
-fn stores_of_two_widths_are_named_and_a_huge_k_keeps_every_key() {
+fn stores_of_two_widths_are_named_and_a_k_past_the_keys_keeps_every_key() {
     let work = tempfile::tempdir().unwrap();
     let (wide, narrow) = (work.path().join("wide"), work.path().join("narrow"));
     tiny_encoder(tiny_config(), mean_head(16, true), 8)
@@ -401,7 +402,16 @@ fn stores_of_two_widths_are_named_and_a_huge_k_keeps_every_key() {
             "{direction}: {err}"
         );
     }
+    // Past the bound: a usage error naming -k (it aborted in the allocator before).
     let out = knn("fwd", "1000000000000", &c);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("<K>'") && err.contains("1000000000000 is not in [1, 65536]"),
+        "{err}"
+    );
+    // At the bound, over 12 keys: the lists keep the 12.
+    let out = knn("fwd", "65536", &c);
     assert!(
         out.status.success(),
         "{}",

@@ -4,7 +4,7 @@
 #                         `$LASE recipe` merges it when CONFIG extends a base); empty if none
 #   checkpoint_step RUN   the step of RUN's last checkpoint (RUN/checkpoint/state.json); 0 if none
 recipe_steps() {
-  if grep -q '^extends *=' "$1"; then
+  if grep -Eq '^[[:space:]]*"?extends"?[[:space:]]*=' "$1"; then
     "${LASE:-./target/release/lase}" recipe --config "$1" | sed -n 's/^steps = \([0-9]*\)$/\1/p' | head -1
   else
     sed -n 's/^steps = \([0-9]*\)$/\1/p' "$1" | head -1

@@ -52,16 +52,16 @@ pub struct MineArgs {
     ann: bool,
     /// HNSW edges per node (with --ann; 2-1024).
     #[arg(long, default_value_t = lase::mine::ann::HnswOptions::default().connectivity,
-          value_parser = hnsw_setting(2, 1024))]
+          value_parser = super::whole_number_in(2, 1024))]
     ann_connectivity: usize,
     /// HNSW candidate list while building (ef_construction, with --ann; 1-65536).
     #[arg(long, default_value_t = lase::mine::ann::HnswOptions::default().expansion_add,
-          value_parser = hnsw_setting(1, 65_536))]
+          value_parser = super::whole_number_in(1, 65_536))]
     ann_ef_construction: usize,
     /// HNSW candidate list while searching (ef, with --ann; 1-65536): higher is slower and
     /// more exact.
     #[arg(long, default_value_t = lase::mine::ann::HnswOptions::default().expansion_search,
-          value_parser = hnsw_setting(1, 65_536))]
+          value_parser = super::whole_number_in(1, 65_536))]
     ann_ef_search: usize,
     /// Number format of the vectors inside the HNSW graphs (with --ann); the neighbours
     /// found are rescored in f32.
@@ -90,7 +90,8 @@ pub struct ScoringArgs {
     retrieval: lase::mine::Retrieval,
     /// Neighbours per sentence for the margin (for lase shard mine: the k the lists were
     /// searched with).
-    #[arg(short, long, default_value_t = 4, value_parser = super::at_least_one)]
+    #[arg(short, long, default_value_t = 4,
+          value_parser = super::whole_number_in(1, super::MAX_NEIGHBOURS))]
     k: usize,
     /// Keep pairs scoring above this (e.g. 1.06 for the ratio margin).
     #[arg(long, value_parser = super::finite_f32)]
@@ -237,19 +238,4 @@ fn print_gold_scores(
         100.0 * g.best_recall,
         100.0 * g.best_f1
     );
-}
-
-/// An HNSW setting's parser: a whole number in [min, max]. Past the top, the graph's
-/// per-node reservation fails in the allocator naming no flag (a typo, not a setting).
-fn hnsw_setting(min: usize, max: usize) -> impl Fn(&str) -> Result<usize, String> + Clone {
-    move |s: &str| {
-        let v: usize = s
-            .parse()
-            .map_err(|_| format!("{s:?} is not a whole number"))?;
-        if (min..=max).contains(&v) {
-            Ok(v)
-        } else {
-            Err(format!("{v} is not in [{min}, {max}]"))
-        }
-    }
 }

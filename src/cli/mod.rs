@@ -27,6 +27,29 @@ pub fn at_least_one(s: &str) -> std::result::Result<usize, String> {
     }
 }
 
+/// clap parser for a whole number in [min, max]: past the top a count is a typo, not a
+/// setting (a list of 10^12 neighbours, an HNSW graph of 10^8 edges per node), refused
+/// here naming its flag rather than aborting in the allocator.
+pub fn whole_number_in(
+    min: usize,
+    max: usize,
+) -> impl Fn(&str) -> std::result::Result<usize, String> + Clone {
+    move |s: &str| {
+        let v: usize = s
+            .parse()
+            .map_err(|_| format!("{s:?} is not a whole number"))?;
+        if (min..=max).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("{v} is not in [{min}, {max}]"))
+        }
+    }
+}
+
+/// The most neighbours a k-NN list keeps (`lase mine -k`, `lase shard knn -k`): far past
+/// the margin's k (4 in LASER) and any recall curve's.
+pub const MAX_NEIGHBOURS: usize = 65_536;
+
 /// clap parser for a finite number (a threshold: NaN would keep no pair, silently).
 pub fn finite_f32(s: &str) -> std::result::Result<f32, String> {
     match s.parse::<f32>() {

@@ -118,13 +118,18 @@ pub fn reduce_dim(args: ReduceDimArgs, device: tch::Device) -> Result<()> {
     );
     let mut sentences = lase::io::text::read_lines(&args.sample)?;
     sentences.retain(|s| !s.trim().is_empty());
-    sentences.truncate(args.max_sentences);
     anyhow::ensure!(
         sentences.len() >= 2,
         "{}: {} non-empty lines; the PCA needs at least 2 sample sentences",
         args.sample.display(),
         sentences.len()
     );
+    anyhow::ensure!(
+        args.max_sentences >= 2,
+        "--max-sentences {}: the PCA needs at least 2 sample sentences",
+        args.max_sentences
+    );
+    sentences.truncate(args.max_sentences);
     let options = lase::inference::EncodeOptions::for_device(device);
     let (reduced, kept) =
         lase::reduce_dim::reduce_dimension(&mut encoder, &sentences, args.to, &options)

@@ -72,7 +72,8 @@ pub struct KnnArgs {
     #[arg(long)]
     shard: usize,
     /// Neighbours per sentence.
-    #[arg(short, long, default_value_t = 4)]
+    #[arg(short, long, default_value_t = 4,
+          value_parser = super::whole_number_in(1, super::MAX_NEIGHBOURS))]
     k: usize,
     /// Folder of the k-NN lists.
     #[arg(long)]

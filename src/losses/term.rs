@@ -308,7 +308,7 @@ impl Checks {
         }
     }
     pub fn within<T: PartialOrd + std::fmt::Display>(&mut self, key: &str, v: T, min: T, max: T) {
-        if v < min || v > max {
+        if !(v >= min && v <= max) {
             self.fail(key, v, &format!("in [{min}, {max}]"));
         }
     }

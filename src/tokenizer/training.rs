@@ -28,9 +28,10 @@ pub fn language_token(code: &str) -> String {
     format!("<2{code}>")
 }
 
-/// The most pieces a vocabulary lase trains or extends may have: 4,194,304, sixteen times
-/// XLM-R's 250k; above it a number is refused as a likely typo rather than left to abort
-/// in the allocator (a trainer reserves memory per piece before it reads any text).
+/// The most pieces a vocabulary lase trains may have, and the most one extension may add:
+/// 4,194,304, sixteen times XLM-R's 250k; above it a number is refused as a likely typo
+/// rather than left to the trainer, which sizes its tables by it before reading any text
+/// (10^12 aborted in the allocator).
 pub const MAX_VOCABULARY: usize = 1 << 22;
 
 /// Settings of [`train_unigram`] (the sample it trains on is drawn beforehand, by

@@ -106,13 +106,12 @@ pub fn read_recipe<T: serde::de::DeserializeOwned>(
 /// the recipe itself when the message names no key.
 pub fn locate_setting_error(path: &Path, overrides: &[RecipeOverride], message: &str) -> String {
     let plain = || format!("{}: {message}", path.display());
-    let Some(key) = setting_key(message) else {
-        return plain();
-    };
+    let keys = setting_keys(message);
+    // A --set of any key the message names is the change that made it fail.
     if let Some(o) = overrides
         .iter()
         .rev()
-        .find(|o| key.starts_with(&o.keys) || o.keys.starts_with(&key))
+        .find(|o| keys.iter().any(|k| k.starts_with(&o.keys)))
     {
         return format!(
             "{}: with --set {}: {message}",
@@ -120,10 +119,18 @@ pub fn locate_setting_error(path: &Path, overrides: &[RecipeOverride], message: 
             o.keys.join(".")
         );
     }
+    // One key's range ("KEY = V: must be ..."): the file and line that set it. A check of
+    // several keys at once names no single line.
+    let single = message
+        .split_once(" = ")
+        .is_some_and(|(head, _)| keys.first().is_some_and(|k| k.join(".") == head));
+    let (Some(key), true) = (keys.first(), single) else {
+        return plain();
+    };
     let Ok(chain) = RecipeChain::read(path) else {
         return plain();
     };
-    let Some(layer) = chain.layers.iter().find(|l| decides(&l.table, &key)) else {
+    let Some(layer) = chain.layers.iter().find(|l| decides(&l.table, key)) else {
         return plain();
     };
     let base = if layer.path == path {
@@ -131,20 +138,28 @@ pub fn locate_setting_error(path: &Path, overrides: &[RecipeOverride], message: 
     } else {
         format!(" (a base that {} extends)", path.display())
     };
-    match line_of_key(&layer.text, &key) {
+    match line_of_key(&layer.text, key) {
         Some(line) => format!("{}:{line}: {message}{base}", layer.path.display()),
         None => format!("{}: {message}{base}", layer.path.display()),
     }
 }
 
-/// The dotted key a setting's error message starts with (`optimizer.beta1 = 2: ...`).
-fn setting_key(message: &str) -> Option<Vec<String>> {
-    let head = message.split([' ', ':']).next()?;
-    let is_key = head.contains('.')
-        && head
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-    is_key.then(|| dotted_parts(head))
+/// The dotted keys (`optimizer.beta1`, `model.heads`) a setting's error message names, in
+/// order.
+fn setting_keys(message: &str) -> Vec<Vec<String>> {
+    message
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map(|w| w.trim_end_matches('.'))
+        .filter(|w| {
+            w.contains('.')
+                && w.starts_with(|c: char| c.is_ascii_lowercase())
+                && !w.split('.').any(str::is_empty)
+                && !w
+                    .split('.')
+                    .any(|p| p.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .map(dotted_parts)
+        .collect()
 }
 
 /// One file of a recipe's `extends` chain: its path, text and table (`extends` removed).
@@ -232,6 +247,10 @@ impl RecipeChain {
                 format!("with --set {}: {message}", shown.join(", ")),
             )
         };
+        // A missing key was set by no file and no --set: the recipe, as it is.
+        if message.starts_with("missing field") {
+            return LaseError::bad_file(recipe, message);
+        }
         let Some(at_fault) = fault_path(&message, e.span().map(|s| s.start), merged_text) else {
             return if overrides.is_empty() {
                 LaseError::bad_file(recipe, message)
@@ -243,7 +262,7 @@ impl RecipeChain {
         if let Some(o) = overrides
             .iter()
             .rev()
-            .find(|o| at_fault.starts_with(&o.keys) || o.keys.starts_with(&at_fault))
+            .find(|o| at_fault.starts_with(&o.keys))
         {
             return with_set(&[o], message);
         }
@@ -740,6 +759,40 @@ mod tests {
         .to_string();
         assert!(e.contains("with --set schedule.steps"), "{e}");
         assert!(TrainConfig::from_file(&mended).is_ok());
+
+        // A check of two keys: the --set of either, else the recipe (no single line).
+        let shape = write(
+            "shape.toml",
+            "[model]\nhidden = 32\nheads = 4\n\n[data]\nexclude_test_sets = false\nsources = [{ format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n",
+        );
+        let e = TrainConfig::from_file_with(&shape, &[set("model.heads=5")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("shape.toml: with --set model.heads: "), "{e}");
+        let odd = write(
+            "odd.toml",
+            &std::fs::read_to_string(&shape)
+                .unwrap()
+                .replace("heads = 4", "heads = 5"),
+        );
+        let e = err(&odd);
+        assert!(e.contains("odd.toml: model.hidden 32"), "{e}");
+
+        // A missing key was set by nobody: the recipe, not a --set or a base's line.
+        let no_data = write("no-data.toml", "[schedule]\nsteps = 10\n");
+        let e = TrainConfig::from_file_with(&no_data, &[set("schedule.steps=4")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no-data.toml: missing field `data`"), "{e}");
+        let top = write(
+            "top.toml",
+            "extends = \"no-data.toml\"\n[optimizer]\nlr = 1e-4\n",
+        );
+        let e = err(&top);
+        assert!(
+            e.contains("top.toml: missing field `data`") && !e.contains("no-data.toml:"),
+            "{e}"
+        );
     }
 
     /// Every way an `extends` chain can be wrong is refused naming the file and line to
