@@ -63,6 +63,26 @@ fn embed_args<'a>(model: &'a Path, input: &'a Path, output: &'a Path) -> Vec<&'a
     ]
 }
 
+/// The arguments of `reduce-dim --model MODEL --to TO --sample SAMPLE --output OUTPUT`.
+fn reduce_dim_args<'a>(
+    model: &'a Path,
+    to: &'a str,
+    sample: &'a Path,
+    output: &'a Path,
+) -> Vec<&'a std::ffi::OsStr> {
+    vec![
+        os("reduce-dim"),
+        os("--model"),
+        os(model),
+        os("--to"),
+        os(to),
+        os("--sample"),
+        os(sample),
+        os("--output"),
+        os(output),
+    ]
+}
+
 /// The arguments of `mine --model MODEL --src SRC --tgt TGT --output OUTPUT`.
 fn mine_args<'a>(
     model: &'a Path,
@@ -119,17 +139,7 @@ fn a_model_folder_is_never_written_over_a_file_or_over_its_input() {
             os("--output"),
             os(&model),
         ],
-        vec![
-            os("reduce-dim"),
-            os("--model"),
-            os(&model),
-            os("--to"),
-            os("4"),
-            os("--sample"),
-            os(&sample),
-            os("--output"),
-            os(&model),
-        ],
+        reduce_dim_args(&model, "4", &sample, &model),
         vec![
             os("shrink"),
             os("--model"),
@@ -454,19 +464,7 @@ fn reduce_dim_names_the_flag_or_the_sample_at_fault() {
     let sample = lines(dir.path(), "sample.txt", "the cat\nder hund\nthe dog\n");
     let one = lines(dir.path(), "one.txt", "the cat\n\n");
     let output = dir.path().join("reduced");
-    let reduce = |to: &str, sample: &Path| {
-        refused(&[
-            os("reduce-dim"),
-            os("--model"),
-            os(&model),
-            os("--to"),
-            os(to),
-            os("--sample"),
-            os(sample),
-            os("--output"),
-            os(&output),
-        ])
-    };
+    let reduce = |to: &str, sample: &Path| refused(&reduce_dim_args(&model, to, sample, &output));
     let err = reduce("1000", &sample);
     assert!(
         err.contains("--to 1000") && err.contains("16 dimensions"),
@@ -474,17 +472,7 @@ fn reduce_dim_names_the_flag_or_the_sample_at_fault() {
     );
     let err = reduce("4", &one);
     assert!(err.contains("one.txt: 1 non-empty lines"), "{err}");
-    let mut args = vec![
-        os("reduce-dim"),
-        os("--model"),
-        os(&model),
-        os("--to"),
-        os("4"),
-        os("--sample"),
-        os(&sample),
-        os("--output"),
-        os(&output),
-    ];
+    let mut args = reduce_dim_args(&model, "4", &sample, &output);
     args.extend([os("--max-sentences"), os("1")]);
     let err = refused(&args);
     assert!(err.contains("--max-sentences 1"), "{err}");
