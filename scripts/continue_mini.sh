@@ -23,13 +23,9 @@ config=${LASE_MINI_CONFIG:-configs/lase-mini-continue.toml}
 dir=${LASE_MINI_DIR:-runs/mini-continue}
 head=${LASE_MINI_HEAD:-models/lase-mini/2_Dense}
 teacher=$dir/teacher
-# The teacher as the recipe trains it: through `lase recipe` (its extends chain merged) when
-# it extends a base.
-if grep -Eq '^[[:space:]]*"?extends"?[[:space:]]*=' "$config"; then
-  resolved=$("$LASE" recipe --config "$config") || exit 2
-else
-  resolved=$(cat "$config")
-fi
+# The teacher as the recipe trains it (through `lase recipe` when it extends a base).
+. scripts/lib/recipe.sh
+resolved=$(recipe_text "$config") || exit 2
 grep -q "^teacher = \"$teacher\"" <<<"$resolved" ||
   { echo "continue_mini.sh: $config: its teacher must be \"$teacher\" (LASE_MINI_DIR/teacher)" >&2; exit 2; }
 mkdir -p "$dir"

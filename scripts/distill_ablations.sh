@@ -14,6 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LASE=${LASE:-./target/release/lase}
+. scripts/lib/recipe.sh
 TEACHER_CACHE=runs/lase-small/teacher-target.npy
 
 link() { ln "$1" "$2" 2>/dev/null || cp "$1" "$2"; }
@@ -22,8 +23,8 @@ row() { # table variant [run whose teacher caches this row shares]
   local config="configs/ablation/$1/$2.toml" out="runs/$1-$2" donor=${3:-}
   mkdir -p "$out"
   local minilm=0
-  local resolved # the recipe as it trains (its extends chain merged)
-  resolved=$($LASE recipe --config "$config")
+  local resolved # the recipe as it trains (scripts/lib/recipe.sh)
+  resolved=$(recipe_text "$config")
   grep -q '^teacher = "models/all-MiniLM-L6-v2"' <<<"$resolved" && minilm=1
   if [ $minilm = 1 ] && [ -e "$TEACHER_CACHE" ] && [ ! -e "$out/teacher-target.npy" ]; then
     link "$TEACHER_CACHE" "$out/teacher-target.npy"

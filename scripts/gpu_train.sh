@@ -192,11 +192,6 @@ pack() {
         die "bench/train_step.py --write-pairs failed (no ../shared/data? LASE_GPU_BENCH_PAIRS names a TSV instead)"
     fi
   fi
-  # Each recipe travels resolved (`lase recipe` with pack's --set: its extends chain merged,
-  # every default filled in), so the device needs none of its bases and the readers below
-  # see every key; the device applies the same --set again (a no-op).
-  mkdir -p "$bundle/tree/repo/$(dirname "$recipe")"
-  "$LASE" recipe --config "$recipe" "$@" >"$bundle/tree/repo/$recipe" || die "$recipe: lase recipe refused it"
   local arms=() arm r
   read -r -a arms <<<"${LASE_GPU_ARMS:-}"
   : >"$bundle/arms"
@@ -209,9 +204,12 @@ pack() {
       [[ $arm != "$name" ]] || die "arm $arm has the run's own name $name: both would write runs/$name"
       awk -v a="$arm" '$1 == a { found = 1 } END { exit !found }' "$bundle/arms" && die "two arms named $arm"
       printf '%s %s\n' "$arm" "$r" >>"$bundle/arms"
-      mkdir -p "$bundle/tree/repo/$(dirname "$r")"
-      "$LASE" recipe --config "$r" "$@" >"$bundle/tree/repo/$r" || die "$r: lase recipe refused it"
     fi
+    # Each recipe travels resolved (`lase recipe` with pack's --set: its extends chain merged,
+    # every default filled in), so the device needs none of its bases and the readers below
+    # see every key; the device applies the same --set again (a no-op).
+    mkdir -p "$bundle/tree/repo/$(dirname "$r")"
+    "$LASE" recipe --config "$r" "$@" >"$bundle/tree/repo/$r" || die "$r: lase recipe refused it"
     local kind p
     while read -r kind p; do
       [[ -e $p ]] || die "$r names $p, which is not here"

@@ -108,16 +108,8 @@ pub fn locate_setting_error(path: &Path, overrides: &[RecipeOverride], message: 
     let plain = || format!("{}: {message}", path.display());
     let keys = setting_keys(message);
     // A --set of any key the message names is the change that made it fail.
-    if let Some(o) = overrides
-        .iter()
-        .rev()
-        .find(|o| keys.iter().any(|k| k.starts_with(&o.keys)))
-    {
-        return format!(
-            "{}: with --set {}: {message}",
-            path.display(),
-            o.keys.join(".")
-        );
+    if let Some(o) = last_set_of(overrides, &keys) {
+        return set_error(path, &[o], message.to_owned()).to_string();
     }
     // One key's range ("KEY = V: must be ..."): the file and line that set it. A check of
     // several keys at once names no single line.
@@ -130,18 +122,27 @@ pub fn locate_setting_error(path: &Path, overrides: &[RecipeOverride], message: 
     let Ok(chain) = RecipeChain::read(path) else {
         return plain();
     };
-    let Some(layer) = chain.layers.iter().find(|l| decides(&l.table, key)) else {
-        return plain();
-    };
-    let base = if layer.path == path {
-        String::new()
-    } else {
-        format!(" (a base that {} extends)", path.display())
-    };
-    match line_of_key(&layer.text, key) {
-        Some(line) => format!("{}:{line}: {message}{base}", layer.path.display()),
-        None => format!("{}: {message}{base}", layer.path.display()),
-    }
+    chain.at_key(key, message.to_owned()).to_string()
+}
+
+/// The last `--set` of any of `keys` (or of a table holding one): the value that was used.
+fn last_set_of<'a>(
+    overrides: &'a [RecipeOverride],
+    keys: &[Vec<String>],
+) -> Option<&'a RecipeOverride> {
+    overrides
+        .iter()
+        .rev()
+        .find(|o| keys.iter().any(|k| k.starts_with(&o.keys)))
+}
+
+/// `message` about the `--set` changes `sets` of the recipe at `recipe`.
+fn set_error(recipe: &Path, sets: &[&RecipeOverride], message: String) -> LaseError {
+    let shown: Vec<String> = sets.iter().map(|o| o.keys.join(".")).collect();
+    LaseError::bad_file(
+        recipe,
+        format!("with --set {}: {message}", shown.join(", ")),
+    )
 }
 
 /// The dotted keys (`optimizer.beta1`, `model.heads`) a setting's error message names, in
@@ -185,8 +186,7 @@ impl RecipeChain {
             let mut table: toml::Table = parse_toml(&text, &here)?;
             seen.push(std::fs::canonicalize(&here).unwrap_or_else(|_| here.clone()));
             if let Some(value) = table.remove("extends") {
-                let line = key_offset(&text, 0, None, "extends")
-                    .map_or(1, |at| text[..at].matches('\n').count() + 1);
+                let line = line_of_key(&text, &["extends".to_owned()]).unwrap_or(1);
                 let refuse = |m: String| Err(LaseError::bad_line(&here, line, m));
                 let Some(base) = value.as_str() else {
                     return refuse(format!(
@@ -240,13 +240,6 @@ impl RecipeChain {
     ) -> LaseError {
         let recipe = &self.layers[0].path;
         let message = e.message().trim().replace('\n', " ");
-        let with_set = |keys: &[&RecipeOverride], message: String| {
-            let shown: Vec<String> = keys.iter().map(|o| o.keys.join(".")).collect();
-            LaseError::bad_file(
-                recipe,
-                format!("with --set {}: {message}", shown.join(", ")),
-            )
-        };
         // A missing key was set by no file and no --set: the recipe, as it is.
         if message.starts_with("missing field") {
             return LaseError::bad_file(recipe, message);
@@ -255,18 +248,21 @@ impl RecipeChain {
             return if overrides.is_empty() {
                 LaseError::bad_file(recipe, message)
             } else {
-                with_set(&overrides.iter().collect::<Vec<_>>(), message)
+                set_error(recipe, &overrides.iter().collect::<Vec<_>>(), message)
             };
         };
-        // The last --set of the key (or of a table holding it) is the value that was used.
-        if let Some(o) = overrides
-            .iter()
-            .rev()
-            .find(|o| at_fault.starts_with(&o.keys))
-        {
-            return with_set(&[o], message);
+        match last_set_of(overrides, std::slice::from_ref(&at_fault)) {
+            Some(o) => set_error(recipe, &[o], message),
+            None => self.at_key(&at_fault, message),
         }
-        let Some(layer) = self.layers.iter().find(|l| decides(&l.table, &at_fault)) else {
+    }
+
+    /// `message` at the file (and line) of the chain whose value of `key` was used (the
+    /// first that sets it, or the table or array holding it), noting a base; else on the
+    /// recipe.
+    fn at_key(&self, key: &[String], message: String) -> LaseError {
+        let recipe = &self.layers[0].path;
+        let Some(layer) = self.layers.iter().find(|l| decides(&l.table, key)) else {
             return LaseError::bad_file(recipe, message);
         };
         let message = if layer.path == *recipe {
@@ -274,7 +270,7 @@ impl RecipeChain {
         } else {
             format!("{message} (a base that {} extends)", recipe.display())
         };
-        match line_of_key(&layer.text, &at_fault) {
+        match line_of_key(&layer.text, key) {
             Some(line) => LaseError::bad_line(&layer.path, line, message),
             None => LaseError::bad_file(&layer.path, message),
         }
@@ -588,6 +584,14 @@ mod tests {
         TrainConfig::from_file(path).unwrap_err().to_string()
     }
 
+    /// The same with `--set` changes (each `KEY=VALUE`).
+    fn recipe_error_with(path: &std::path::Path, sets: &[&str]) -> String {
+        let sets: Vec<RecipeOverride> = sets.iter().map(|s| s.parse().unwrap()).collect();
+        TrainConfig::from_file_with(path, &sets)
+            .unwrap_err()
+            .to_string()
+    }
+
     /// A recipe that `extends` another is the base with its keys laid over: nested tables
     /// merge (the base's other keys stay), arrays and values replace; the result is what
     /// `--set` of the same keys makes of the base, and a chain of three merges in order.
@@ -739,24 +743,14 @@ mod tests {
             "sub/mended.toml",
             "extends = \"arm.toml\"\noptimizer.beta1 = 0.9\n",
         );
-        let set = |s: &str| s.parse::<RecipeOverride>().unwrap();
-        let e = TrainConfig::from_file_with(&mended, &[set("optimizer.beta2=7")])
-            .unwrap_err()
-            .to_string();
+        let e = recipe_error_with(&mended, &["optimizer.beta2=7"]);
         assert!(
             e.contains("mended.toml: with --set optimizer.beta2: optimizer.beta2 = 7"),
             "{e}"
         );
-        let e = TrainConfig::from_file_with(&mended, &[set("schedule.steps=0")])
-            .unwrap_err()
-            .to_string();
+        let e = recipe_error_with(&mended, &["schedule.steps=0"]);
         assert!(e.contains("with --set schedule.steps"), "{e}");
-        let e = TrainConfig::from_file_with(
-            &arm,
-            &[set("optimizer.beta1=0.5"), set("schedule.steps=0")],
-        )
-        .unwrap_err()
-        .to_string();
+        let e = recipe_error_with(&arm, &["optimizer.beta1=0.5", "schedule.steps=0"]);
         assert!(e.contains("with --set schedule.steps"), "{e}");
         assert!(TrainConfig::from_file(&mended).is_ok());
 
@@ -765,9 +759,7 @@ mod tests {
             "shape.toml",
             "[model]\nhidden = 32\nheads = 4\n\n[data]\nexclude_test_sets = false\nsources = [{ format = \"tsv\", path = \"a.tsv\", src_lang = \"deu\", tgt_lang = \"eng\" }]\n",
         );
-        let e = TrainConfig::from_file_with(&shape, &[set("model.heads=5")])
-            .unwrap_err()
-            .to_string();
+        let e = recipe_error_with(&shape, &["model.heads=5"]);
         assert!(e.contains("shape.toml: with --set model.heads: "), "{e}");
         let odd = write(
             "odd.toml",
@@ -780,9 +772,7 @@ mod tests {
 
         // A missing key was set by nobody: the recipe, not a --set or a base's line.
         let no_data = write("no-data.toml", "[schedule]\nsteps = 10\n");
-        let e = TrainConfig::from_file_with(&no_data, &[set("schedule.steps=4")])
-            .unwrap_err()
-            .to_string();
+        let e = recipe_error_with(&no_data, &["schedule.steps=4"]);
         assert!(e.contains("no-data.toml: missing field `data`"), "{e}");
         let top = write(
             "top.toml",
@@ -865,14 +855,9 @@ mod tests {
 
         // --set over a chain: a base's bad value keeps its file and line; a bad --set is
         // named as such.
-        let set = |s: &str| s.parse::<RecipeOverride>().unwrap();
-        let e = TrainConfig::from_file_with(&arm, &[set("schedule.steps=4")])
-            .unwrap_err()
-            .to_string();
+        let e = recipe_error_with(&arm, &["schedule.steps=4"]);
         assert!(e.contains("base.toml:6:"), "{e}");
-        let e = TrainConfig::from_file_with(&mended, &[set("schedule.steps=many")])
-            .unwrap_err()
-            .to_string();
+        let e = recipe_error_with(&mended, &["schedule.steps=many"]);
         assert!(e.contains("mended.toml: with --set schedule.steps:"), "{e}");
     }
 }
