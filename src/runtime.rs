@@ -182,6 +182,18 @@ pub fn set_threads(threads: usize) {
     }
 }
 
+/// Returns the heap's free pages to the system (glibc's `malloc_trim(0)`; nothing on
+/// other C libraries, whose allocators differ). glibc gives back only the top of its heap
+/// when memory is freed, so pages freed in the middle (a corpus read whole, then mostly
+/// dropped for a sample) stay counted in the process's memory until this is called.
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks glibc's own free lists; it is thread-safe.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Makes the calling thread flush denormal floats to zero (x86 MXCSR FTZ + DAZ), as
 /// `torch.set_flush_denormal(True)`; threads created afterwards (libtorch's OpenMP pool,
 /// inference workers) inherit the setting. Call it first thing in a process, before

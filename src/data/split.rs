@@ -98,39 +98,50 @@ pub fn split_dev(
         .iter()
         .filter_map(|&i| corpus.pairs[i].row.map(|r| (corpus.pairs[i].source, r)))
         .collect();
+    // Which pairs train: decided while the texts are borrowed, then every pair is moved
+    // (not cloned) into its side, so the corpus is never held twice.
+    let mut overlapping = 0usize;
+    let trains: Vec<bool> = corpus
+        .pairs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if dev_rows.contains(&i) {
+                return false;
+            }
+            let of_dev_row =
+                p.is_non_pivot() && p.row.is_some_and(|r| dev_row_keys.contains(&(p.source, r)));
+            let overlaps = of_dev_row
+                || dev_sentences.contains(p.src.as_str())
+                || dev_sentences.contains(p.tgt.as_str())
+                || p.pivot
+                    .as_deref()
+                    .is_some_and(|t| dev_sentences.contains(t));
+            overlapping += usize::from(overlaps);
+            !overlaps
+        })
+        .collect();
+    drop(dev_sentences);
+    let kept = trains.iter().filter(|&&t| t).count();
     let mut train = ParallelCorpus {
         languages: corpus.languages.clone(),
-        pairs: Vec::new(),
+        pairs: Vec::with_capacity(kept),
         skipped_empty: corpus.skipped_empty,
         ..Default::default()
     };
     let mut dev = ParallelCorpus {
-        languages: corpus.languages.clone(),
+        languages: corpus.languages,
+        pairs: Vec::with_capacity(dev_rows.len()),
         ..Default::default()
     };
-    let mut dev_order: Vec<usize> = dev_rows.iter().copied().collect();
-    dev_order.sort_unstable();
-    let dev_set: HashSet<usize> = dev_rows;
-    let mut overlapping = 0usize;
-    for (i, p) in corpus.pairs.iter().enumerate() {
-        if dev_set.contains(&i) {
-            continue;
+    // Dev pairs in the corpus's order, as before (the index order of its rows).
+    for (i, (p, to_train)) in corpus.pairs.into_iter().zip(trains).enumerate() {
+        if to_train {
+            train.pairs.push(p);
+        } else if dev_rows.contains(&i) {
+            dev.pairs.push(p);
         }
-        let of_dev_row =
-            p.is_non_pivot() && p.row.is_some_and(|r| dev_row_keys.contains(&(p.source, r)));
-        if of_dev_row
-            || dev_sentences.contains(p.src.as_str())
-            || dev_sentences.contains(p.tgt.as_str())
-            || p.pivot
-                .as_deref()
-                .is_some_and(|t| dev_sentences.contains(t))
-        {
-            overlapping += 1;
-            continue;
-        }
-        train.pairs.push(p.clone());
     }
-    dev.pairs = dev_order.iter().map(|&i| corpus.pairs[i].clone()).collect();
     let pivot_pairs = dev.pairs.len();
     let non_pivot = non_pivot_dev_pairs(&dev, config.seed);
     dev.pairs.extend(non_pivot);
