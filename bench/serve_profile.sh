@@ -80,9 +80,13 @@ for name, (count, total) in sorted(by_name.items(), key=lambda kv: -kv[1][1]):
     if total:
         print(f"  {name} x{count}: {total / hz:.2f} s CPU = {100 * total / whole:.1f}%")
 PY
+# The first N sample lines of a perf report, reading it to its end: `head` would close the
+# pipe early, and under pipefail the SIGPIPE that grep or perf then gets ends the script
+# (it stopped after "top symbols" so, before the runtime's section).
+first() { awk -v n="$1" '/^ +[0-9.]+%/ && ++k <= n'; }
 echo "== server CPU by library"
-perf report -i "$WORK/perf.data" --no-children --sort dso 2>/dev/null | grep -E '^ +[0-9.]+%' | head -10
+perf report -i "$WORK/perf.data" --no-children --sort dso 2>/dev/null | first 10
 echo "== top symbols"
-perf report -i "$WORK/perf.data" --no-children --sort dso,sym 2>/dev/null | grep -E '^ +[0-9.]+%' | head -25 | cut -c1-160
+perf report -i "$WORK/perf.data" --no-children --sort dso,sym 2>/dev/null | first 25 | cut -c1-160
 echo "== top symbols of the HTTP runtime's threads (tokio-rt-worker: parsing, tokenising, JSON, sockets)"
-perf report -i "$WORK/perf.data" --comms tokio-rt-worker --no-children --sort dso,sym 2>/dev/null | grep -E '^ +[0-9.]+%' | head -25 | cut -c1-160
+perf report -i "$WORK/perf.data" --comms tokio-rt-worker --no-children --sort dso,sym 2>/dev/null | first 25 | cut -c1-160
