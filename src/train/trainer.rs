@@ -183,6 +183,9 @@ impl<'a> Trainer<'a> {
     /// Trains to the end of the schedule (or to the stop the options ask for, with a
     /// checkpoint), then writes `model/` and the metrics plot.
     pub fn run(mut self) -> Result<TrainSummary> {
+        if crate::runtime::keep_freed_memory_for_reuse() {
+            tracing::debug!("glibc keeps freed blocks in its heap for the next step");
+        }
         let s = &self.config.schedule;
         let bar = progress_bar(self.options.progress, s.steps, self.state.step);
         let started = Instant::now();
