@@ -206,8 +206,10 @@ pub fn release_freed_memory() {
 ///
 /// Measured (docs/benchmarks.md, "glibc's heap kept for reuse in training"): a perf profile
 /// of a training run on one core of an AVX2-only Zen 3 put 31.6% of its time in the
-/// kernel, 22.8% zeroing pages; with these settings (as glibc tunables) one training
-/// process on both cores made 1.06x the pairs/s, with the same losses and peak RSS.
+/// kernel, 22.8% zeroing pages; with these settings one training process on both cores
+/// made 1.06x the pairs/s while another process held half the machine's memory (as glibc
+/// tunables) and 1.01x with the memory free (this call), with the same losses and 1-2% more
+/// peak RSS.
 pub fn keep_freed_memory_for_reuse() -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
