@@ -14,6 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BEFORE=$1 AFTER=$2
 PRECISION=${PRECISION:-bf16} BATCH=${BATCH:-64} STEPS=${STEPS:-30}
+(( STEPS >= 20 && STEPS % 10 == 0 )) || { echo "STEPS: a multiple of 10, at least 20" >&2; exit 2; }
 work=${3:-$(mktemp -d "${TMPDIR:-/tmp}/lase-train-ab.XXXXXX")}
 mkdir -p "$work"
 source bench/train_news_recipe.sh
@@ -28,14 +29,14 @@ for round in 1 2; do
     d=$work/$side-$round
     seed_timed_run "$work/base" "$d"
     /usr/bin/time -f "%M" -o "$d.rss" "$bin" distill --config "$work/recipe.toml" --out "$d" --quiet --stop-after "$STEPS" --precision "$PRECISION" >"$d.log"
-    python3 - "$d" "$side" "$round" "$STEPS" <<'PY'
+    python3 - "$d" "$side" "$round" <<'PY'
 import json, sys
-d, side, r, steps = sys.argv[1:]
+d, side, r = sys.argv[1:]
 rows = [json.loads(l) for l in open(d + "/metrics.jsonl")]
 w = [x["pairs_per_second"] for x in rows[1:]]
 rss = int(open(d + ".rss").read().split()[-1]) / 1024
 print(f"round {r} {side:6s} pairs/s per 10-step window: {', '.join(f'{v:.1f}' for v in w)}; "
-      f"mean {sum(w) / len(w):.1f}; loss at step {steps} {rows[-1]['loss']:.4f}; peak RSS {rss:.0f} MiB")
+      f"mean {sum(w) / len(w):.1f}; loss at step {rows[-1]['step']} {rows[-1]['loss']:.4f}; peak RSS {rss:.0f} MiB")
 open(d + ".mean", "w").write(str(sum(w) / len(w)))
 PY
   done

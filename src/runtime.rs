@@ -195,29 +195,32 @@ pub fn release_freed_memory() {
 }
 
 /// Keeps memory that a training step frees in glibc's heap for the next step, instead of
-/// handing every block over glibc's mmap threshold (at most 32 MiB: a step's activations)
-/// back to the kernel on free and taking fresh zeroed pages for it on the next step
-/// (`mallopt(M_MMAP_MAX, 0)`, `mallopt(M_TRIM_THRESHOLD, i32::MAX)`). Call it once the data
-/// is read (reading grows large buffers, which mmap lets move without a copy). Nothing on
-/// other C libraries, nor where the user has set glibc's malloc tunables
-/// (`GLIBC_TUNABLES=glibc.malloc...`): theirs stand. Returns whether it applied. On a
-/// thread other than the main one, glibc still maps a block larger than a thread heap
-/// (64 MiB); the trainer's steps run on the main thread.
+/// handing every block over glibc's mmap threshold (at most 32 MiB) back to the kernel on
+/// free and taking fresh zeroed pages for it on the next step (`mallopt(M_MMAP_MAX, 0)`,
+/// `mallopt(M_TRIM_THRESHOLD, i32::MAX)`). Call it once the data is read (reading grows
+/// large buffers, which mmap lets move without a copy); a multistage distillation's later
+/// stages read theirs with it already applied. Nothing on other C libraries, nor where the
+/// user has set glibc's malloc settings (`GLIBC_TUNABLES=glibc.malloc...` or the older
+/// `MALLOC_*_` variables): theirs stand. Returns whether it applied. On a thread other than
+/// the main one, glibc still maps a block larger than a thread heap (64 MiB); the trainer's
+/// steps run on the main thread.
 ///
 /// Measured (docs/benchmarks.md, "glibc's heap kept for reuse in training"): a perf profile
 /// of a training run on one core of an AVX2-only Zen 3 put 31.6% of its time in the
 /// kernel, 22.8% zeroing pages; with these settings one training process on both cores
-/// made 1.06x the pairs/s while another process held half the machine's memory (as glibc
-/// tunables) and 1.01x with the memory free (this call), with the same losses and 1-2% more
-/// peak RSS.
+/// made 1.06x the pairs/s while a stopped run stayed resident (as glibc tunables, peak RSS
+/// unchanged) and 1.01x with no other run (this call; peak RSS +0.7% and +2.1%), the same
+/// losses in both.
 pub fn keep_freed_memory_for_reuse() -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        if std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("glibc.malloc.")) {
+        if user_set_malloc_options() {
             return false;
         }
         // SAFETY: mallopt only changes glibc's allocation policy for later requests; blocks
-        // already mapped stay valid and are freed as before. It is thread-safe.
+        // already mapped stay valid and are freed as before. glibc marks it MT-unsafe during
+        // its own initialisation only; the trainer calls it before a step, on the thread
+        // that runs the steps.
         unsafe {
             libc::mallopt(libc::M_MMAP_MAX, 0) == 1
                 && libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX) == 1
@@ -227,6 +230,22 @@ pub fn keep_freed_memory_for_reuse() -> bool {
     {
         false
     }
+}
+
+/// Whether the environment carries glibc malloc settings of the user's: a
+/// `glibc.malloc.` tunable, or one of the older variables glibc still reads.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn user_set_malloc_options() -> bool {
+    const OLDER: [&str; 5] = [
+        "MALLOC_MMAP_MAX_",
+        "MALLOC_MMAP_THRESHOLD_",
+        "MALLOC_TRIM_THRESHOLD_",
+        "MALLOC_TOP_PAD_",
+        "MALLOC_ARENA_MAX",
+    ];
+    std::env::var_os("GLIBC_TUNABLES")
+        .is_some_and(|t| t.to_string_lossy().contains("glibc.malloc."))
+        || OLDER.iter().any(|v| std::env::var_os(v).is_some())
 }
 
 /// Makes the calling thread flush denormal floats to zero (x86 MXCSR FTZ + DAZ), as

@@ -28,8 +28,18 @@ fn large_blocks_come_from_the_heap_unless_the_user_tuned_malloc() {
     let (before, during) = mapped_blocks_while_holding_48_mib();
     assert_eq!(during, before + 1, "glibc's default maps a 48 MiB block");
 
+    // So do the older variables glibc still reads.
     // SAFETY: as above.
-    unsafe { std::env::remove_var("GLIBC_TUNABLES") };
+    unsafe {
+        std::env::remove_var("GLIBC_TUNABLES");
+        std::env::set_var("MALLOC_TOP_PAD_", "0");
+    }
+    assert!(!lase::runtime::keep_freed_memory_for_reuse());
+    let (before, during) = mapped_blocks_while_holding_48_mib();
+    assert_eq!(during, before + 1, "still glibc's default");
+
+    // SAFETY: as above.
+    unsafe { std::env::remove_var("MALLOC_TOP_PAD_") };
     assert!(lase::runtime::keep_freed_memory_for_reuse());
     let (before, during) = mapped_blocks_while_holding_48_mib();
     assert_eq!(during, before, "the 48 MiB block came from a heap");

@@ -185,6 +185,8 @@ impl<'a> Trainer<'a> {
     pub fn run(mut self) -> Result<TrainSummary> {
         if crate::runtime::keep_freed_memory_for_reuse() {
             tracing::debug!("glibc keeps freed blocks in its heap for the next step");
+        } else {
+            tracing::debug!("glibc's malloc settings left as they are");
         }
         let s = &self.config.schedule;
         let bar = progress_bar(self.options.progress, s.steps, self.state.step);
