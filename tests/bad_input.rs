@@ -248,6 +248,117 @@ fn eval_names_a_missing_data_folder_before_loading_the_model() {
     assert!(!err.contains("no-model"), "{err}");
 }
 
+/// The commands that work for minutes to hours before they write (`mine`, `shard mine`,
+/// `tokenizer train`, `reduce-dim`) check their output path first: with a file where a
+/// folder of it should be, the error names that file, not the model, stores or data that
+/// are missing too and would have failed later.
+#[test]
+fn long_commands_check_their_output_path_before_the_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = lines(dir.path(), "plain.txt", "x\n");
+    let no_model = dir.path().join("no-model");
+    let no_store = dir.path().join("no-store");
+    let text = lines(dir.path(), "in.txt", "a b\nc d\n");
+    let under_file = |name: &str| file.join(name);
+    let says_file = |err: &str, missing: &Path| {
+        assert!(err.contains("plain.txt is a file, not a folder"), "{err}");
+        let missing = missing.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!err.contains(&missing), "{err}");
+    };
+    let pairs = under_file("pairs.tsv");
+    let err = refused(&mine_args(&no_model, &text, &text, &pairs));
+    says_file(&err, &no_model);
+    let err = refused(&[
+        os("shard"),
+        os("mine"),
+        os("--src"),
+        os(&no_store),
+        os("--tgt"),
+        os(&no_store),
+        os("--knn"),
+        os(&no_store),
+        os("--output"),
+        os(&pairs),
+    ]);
+    says_file(&err, &no_store);
+    let no_data = dir.path().join("no-data.tsv");
+    let recipe = lines(
+        dir.path(),
+        "recipe.toml",
+        &format!(
+            "[data]\nexclude_test_sets = false\nsources = [{{ format = \"tsv\", path = \"{}\", src_lang = \"deu\", tgt_lang = \"eng\" }}]\n",
+            no_data.display()
+        ),
+    );
+    let err = refused(&[
+        os("tokenizer"),
+        os("train"),
+        os("--config"),
+        os(&recipe),
+        os("--output"),
+        os(&under_file("tokenizer.json")),
+    ]);
+    says_file(&err, &no_data);
+    let err = refused(&reduce_dim_args(
+        &no_model,
+        "8",
+        &text,
+        &under_file("reduced"),
+    ));
+    says_file(&err, &no_model);
+    // Without the bad output path, each fails on what is missing: the order, not the
+    // inputs, made the errors above name the output.
+    let fine = dir.path().join("out").join("pairs.tsv");
+    assert!(refused(&mine_args(&no_model, &text, &text, &fine)).contains("no-model"));
+    let err = refused(&reduce_dim_args(
+        &no_model,
+        "8",
+        &text,
+        &dir.path().join("reduced"),
+    ));
+    assert!(err.contains("no-model"), "{err}");
+}
+
+/// `eval --suite bucc` pairs line i of a FLORES file with line i of English: a file of
+/// another length is named with both counts before anything is embedded.
+#[test]
+fn bucc_names_a_flores_file_that_does_not_line_up_with_english() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = save_tiny_model(dir.path(), 5);
+    let flores = dir.path().join("data/flores200-devtest/devtest");
+    std::fs::create_dir_all(&flores).unwrap();
+    lines(&flores, "eng_Latn.devtest", "one\ntwo\nthree\nfour\n");
+    lines(&flores, "deu_Latn.devtest", "eins\nzwei\ndrei\n");
+    let args = |langs: &str| {
+        vec![
+            os("eval").to_owned(),
+            os("--model").to_owned(),
+            model.clone().into_os_string(),
+            os("--suite").to_owned(),
+            os("bucc").to_owned(),
+            os("--langs").to_owned(),
+            os(langs).to_owned(),
+            os("--data-dir").to_owned(),
+            dir.path().join("data").into_os_string(),
+            os("--quiet").to_owned(),
+        ]
+    };
+    let a = args("deu_Latn,eng_Latn");
+    let a: Vec<&std::ffi::OsStr> = a.iter().map(|s| s.as_os_str()).collect();
+    let err = refused(&a);
+    assert!(
+        err.contains("deu_Latn.devtest") && err.contains("3 lines but eng_Latn.devtest has 4"),
+        "{err}"
+    );
+    lines(&flores, "deu_Latn.devtest", "eins\nzwei\ndrei\nvier\n");
+    let out = lase(&a);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Whole files read at once (a model's config.json, a recipe) name the line of invalid
 /// UTF-8, as the line readers do.
 #[test]

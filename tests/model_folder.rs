@@ -349,6 +349,50 @@ fn a_tokenizer_larger_than_the_embedding_table_is_refused_with_the_file() {
     );
 }
 
+/// The same for a token type id past the type table: a template that gives the sentence
+/// type 2 over a model with two types panicked inside libtorch at the first encode.
+#[test]
+fn a_template_whose_type_id_passes_the_type_table_is_refused_with_the_file() {
+    let model = tiny_encoder(tiny_config(), mean_head(16, true), 13);
+    let dir = tempfile::tempdir().unwrap();
+    model.save(dir.path()).unwrap();
+    std::fs::remove_file(dir.path().join(CHECKSUMS_FILE)).unwrap();
+    let tokenizer_path = dir.path().join("tokenizer.json");
+    let mut tokenizer: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokenizer_path).unwrap()).unwrap();
+    let single = tokenizer["post_processor"]["single"]
+        .as_array_mut()
+        .expect("a template post-processor");
+    let mut changed = 0;
+    for piece in single {
+        if let Some(sequence) = piece.get_mut("Sequence") {
+            sequence["type_id"] = serde_json::json!(2);
+            changed += 1;
+        }
+    }
+    assert_eq!(changed, 1);
+    std::fs::write(&tokenizer_path, tokenizer.to_string()).unwrap();
+    let Err(err) = SentenceEncoder::load(dir.path(), Device::Cpu) else {
+        panic!("a template whose type id passes type_vocab_size must not load");
+    };
+    let err = err.to_string();
+    assert!(
+        err.contains("tokenizer.json")
+            && err.contains("type id 2")
+            && err.contains("type_vocab_size = 2"),
+        "{err}"
+    );
+    // Type 1 is inside the table: the same folder loads and embeds.
+    let text = std::fs::read_to_string(&tokenizer_path).unwrap();
+    std::fs::write(
+        &tokenizer_path,
+        text.replace("\"type_id\":2", "\"type_id\":1"),
+    )
+    .unwrap();
+    let loaded = SentenceEncoder::load(dir.path(), Device::Cpu).unwrap();
+    assert_eq!(loaded.encode(&["the cat"], 4).unwrap().size(), vec![1, 16]);
+}
+
 /// A maximum length that leaves no room for text past the special tokens is refused
 /// (the tokenizers crate would wrap its unsigned subtraction and stop truncating), from
 /// `--max-length` and from a folder's sentence_bert_config.json; the smallest that

@@ -427,3 +427,51 @@ fn stores_of_two_widths_are_named_and_a_k_past_the_keys_keeps_every_key() {
         serde_json::from_str(&std::fs::read_to_string(lists).unwrap()).unwrap();
     assert_eq!(record["k"].as_u64(), Some(keys as u64), "{record}");
 }
+
+/// An empty corpus makes a store of one empty shard: searching with it, or in it, is
+/// refused with the empty store named, in both directions (the query side's error named
+/// no store before).
+#[test]
+fn an_empty_store_is_named_whichever_side_it_is() {
+    let work = tempfile::tempdir().unwrap();
+    let model = save_tiny_model(work.path(), 8);
+    let store = |name: &str, input: &Path| {
+        let dir = work.path().join(name);
+        run(lase()
+            .args(["shard", "init", "--shards", "1", "--input"])
+            .arg(input)
+            .arg("--store")
+            .arg(&dir));
+        run(lase()
+            .args(["shard", "embed", "--quiet", "--shard", "0", "--model"])
+            .arg(&model)
+            .arg("--store")
+            .arg(&dir));
+        dir
+    };
+    let empty_text = work.path().join("empty.txt");
+    std::fs::write(&empty_text, "").unwrap();
+    let empty = store("empty-store", &empty_text);
+    let full = store("full-store", &corpus(work.path(), "text.txt", 12, 5));
+    for (direction, says) in [
+        ("fwd", "shard 0 has no sentences to search with"),
+        ("bwd", "the store searched has no sentences"),
+    ] {
+        let out = lase()
+            .args(["shard", "knn", "--direction", direction, "--shard", "0"])
+            .arg("--src")
+            .arg(&empty)
+            .arg("--tgt")
+            .arg(&full)
+            .arg("--out")
+            .arg(work.path().join("knn"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{direction}: {err}");
+        assert!(
+            err.contains(&format!("{}: {says}", empty.display())),
+            "{direction}: {err}"
+        );
+    }
+}

@@ -1340,3 +1340,52 @@ fn manual_seed_fixes_every_dropout_mask() {
         assert!(!a.equal(&c), "{kind:?}: the next draw another");
     }
 }
+
+/// A run folder's teacher cache belongs to one teacher: the same pairs under another
+/// teacher's folder are embedded again, never read from the first teacher's cache (its
+/// fingerprint named the texts only, so a recipe that never trained a step and then named
+/// another teacher trained towards the first one's vectors); under the same teacher the
+/// cache is read, not recomputed.
+#[test]
+fn a_teacher_cache_is_recomputed_for_another_teacher_and_reused_for_the_same() {
+    use lase::train::config::{DistillationConfig, TeacherSide};
+    use lase::train::teacher_cache::TeacherCache;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("teacher-a"), dir.path().join("teacher-b"));
+    common::tiny_encoder(common::tiny_config(), common::mean_head(16, true), 1)
+        .save(&a)
+        .unwrap();
+    common::tiny_encoder(common::tiny_config(), common::mean_head(16, true), 2)
+        .save(&b)
+        .unwrap();
+    let mut corpus = lase::data::ParallelCorpus::default();
+    let (de, en) = (corpus.language_id("deu"), corpus.language_id("eng"));
+    for (src, tgt) in [("die katze", "the cat"), ("ein hund", "a dog")] {
+        corpus.push(src.into(), tgt.into(), de, en, None);
+    }
+    let out = dir.path().join("run");
+    std::fs::create_dir_all(&out).unwrap();
+    let build = |teacher: &Path| -> Vec<f32> {
+        let d = DistillationConfig::mse_only(teacher.to_path_buf(), TeacherSide::Target);
+        let cache = TeacherCache::build(&d, &corpus, &out, Device::Cpu, false).unwrap();
+        cache.target.expect("the target side").values().to_vec()
+    };
+    let first = build(&a);
+    let cache = out.join("teacher-target.npy");
+    let written = std::fs::metadata(&cache).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(build(&a), first);
+    assert_eq!(
+        std::fs::metadata(&cache).unwrap().modified().unwrap(),
+        written,
+        "the same teacher's cache was written again"
+    );
+    let second = build(&b);
+    assert_ne!(second, first, "teacher B's run read teacher A's vectors");
+    // What B's cache holds is what B embeds in a fresh folder.
+    let fresh = dir.path().join("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let d = DistillationConfig::mse_only(b.clone(), TeacherSide::Target);
+    let again = TeacherCache::build(&d, &corpus, &fresh, Device::Cpu, false).unwrap();
+    assert_eq!(again.target.unwrap().values().to_vec(), second);
+}

@@ -43,8 +43,8 @@ pub struct MineArgs {
     /// Approximate shortlist before exact rescoring: none (exact search), binary, int8.
     #[arg(long, default_value = "none")]
     quantize: lase::mine::quantized::Quantization,
-    /// Shortlist size as a multiple of k (with --quantize).
-    #[arg(long, default_value_t = 10)]
+    /// Shortlist size as a multiple of k (with --quantize; 1-1024).
+    #[arg(long, default_value_t = 10, value_parser = super::whole_number_in(1, 1024))]
     rescore: usize,
     /// Approximate search through an HNSW graph per side (usearch) instead of exact
     /// search; prints recall@k against exact search on sampled queries.
@@ -118,6 +118,8 @@ impl ScoringArgs {
 
 pub fn mine(args: MineArgs, device: tch::Device) -> Result<()> {
     use lase::mine::bitext::{EmbeddingSource, mine_files, write_pairs_tsv};
+    // The output path is checked before the model loads and the mining runs, not after.
+    lase::io::atomic::check_writable(&args.output)?;
     let encoder = match &args.model {
         Some(dir) => Some(load_encoder(dir, device, args.precision.precision)?),
         None => None,

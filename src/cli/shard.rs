@@ -149,6 +149,7 @@ pub fn run(command: ShardCommand, device: tch::Device) -> Result<()> {
             report(&format!("knn {:?}", a.direction), a.shard, &outcome);
         }
         ShardCommand::Mine(a) => {
+            lase::io::atomic::check_writable(&a.output)?;
             let (src, tgt) = (Store::open(&a.src)?, Store::open(&a.tgt)?);
             let options = a.scoring.mine_options();
             let started = std::time::Instant::now();

@@ -161,6 +161,7 @@ pub fn tokenizer_train(args: TokenizerTrainArgs) -> Result<()> {
         );
     }
     let config = lase::train::TrainConfig::from_file(&args.config)?;
+    lase::io::atomic::check_writable(&args.output)?;
     // The text `lase train` would train its tokenizer on: leaks excluded, dev split out.
     let (corpus, _) =
         lase::train::training_data::training_and_dev_sets(&config.data, config.run.seed)?;

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::plot::{BarPanel, field_bars};
 use super::suite::{Suite, SuiteInput, SuiteOutcome, to_json};
-use crate::error::Result;
+use crate::error::{LaseError, Result};
 use crate::mine::{MatrixView, MineOptions, mine};
 
 /// How the task is built.
@@ -134,6 +134,21 @@ fn mine_split(
     Ok((scored, gold.len(), src_rows.len(), tgt_rows.len()))
 }
 
+/// The fewest aligned rows for which both halves (threshold and test) hold a gold pair at
+/// `config.gold_fraction`.
+fn least_rows(config: &BuccConfig) -> Result<usize> {
+    let g = config.gold_fraction;
+    if !(g > 0.0 && g <= 1.0) {
+        return Err(LaseError::InvalidArgument(format!(
+            "gold_fraction {g}: must be in (0, 1]"
+        )));
+    }
+    let gold = |lines: usize| (lines as f64 * g).round() as usize;
+    Ok((2..)
+        .find(|&n| gold(n / 2) >= 1 && gold(n - n / 2) >= 1)
+        .expect("some size gives each half a gold pair"))
+}
+
 /// Runs the task on row-aligned embeddings of an N-way set (`src` row i translates `tgt`
 /// row i), L2-normalised.
 pub fn evaluate_pair(
@@ -141,7 +156,14 @@ pub fn evaluate_pair(
     tgt: &MatrixView,
     config: &BuccConfig,
 ) -> Result<BuccScores> {
-    let mut lines: Vec<usize> = (0..src.rows.min(tgt.rows)).collect();
+    let least = least_rows(config)?;
+    if src.rows != tgt.rows || src.rows < least {
+        return Err(LaseError::InvalidArgument(format!(
+            "BUCC-style mining needs row-aligned sides of at least {least} rows each (a gold pair in each half at gold_fraction {}), got {} and {}",
+            config.gold_fraction, src.rows, tgt.rows
+        )));
+    }
+    let mut lines: Vec<usize> = (0..src.rows).collect();
     shuffle(&mut lines, config.seed);
     let (train, test) = lines.split_at(lines.len() / 2);
     let (train_scored, train_gold, _, _) = mine_split(src, tgt, train, config, config.seed + 11)?;
@@ -186,16 +208,39 @@ pub fn evaluate_flores(
         None => BUCC_LANGUAGES.iter().map(|s| s.to_string()).collect(),
     };
     let dim = encoder.dim();
-    let embed = |lang: &str| -> Result<Vec<f32>> {
-        let sentences = super::read_test_lines(dir.join(format!("{lang}.devtest")))?;
-        super::embed_unit_vectors(encoder, &sentences, options, lang, progress)
-    };
-    let english = embed(super::flores::ENGLISH)?;
-    let y = MatrixView::new(&english, english.len() / dim, dim)?;
-    let mut out = std::collections::BTreeMap::new();
+    let english_name = format!("{}.devtest", super::flores::ENGLISH);
+    let english_lines = super::read_test_lines(dir.join(&english_name))?;
+    // Every file is read and checked against English (line i translates line i; both
+    // splits need a sentence) before anything is embedded.
+    let mut others = Vec::new();
     for lang in langs.iter().filter(|l| *l != super::flores::ENGLISH) {
-        let v = embed(lang)?;
-        let x = MatrixView::new(&v, v.len() / dim, dim)?;
+        let path = dir.join(format!("{lang}.devtest"));
+        let lines = super::read_test_lines(&path)?;
+        super::check_aligned(&path, lines.len(), &english_name, english_lines.len())?;
+        let least = least_rows(config)?;
+        if lines.len() < least {
+            return Err(LaseError::bad_file(
+                &path,
+                format!(
+                    "{} lines: the task needs at least {least}, half to choose its threshold on and half to test, each with a gold pair",
+                    lines.len()
+                ),
+            ));
+        }
+        others.push((lang, lines));
+    }
+    let english = super::embed_unit_vectors(
+        encoder,
+        &english_lines,
+        options,
+        super::flores::ENGLISH,
+        progress,
+    )?;
+    let y = MatrixView::new(&english, english_lines.len(), dim)?;
+    let mut out = std::collections::BTreeMap::new();
+    for (lang, lines) in others {
+        let v = super::embed_unit_vectors(encoder, &lines, options, lang, progress)?;
+        let x = MatrixView::new(&v, lines.len(), dim)?;
         out.insert(format!("{lang}-eng"), evaluate_pair(&x, &y, config)?);
     }
     Ok(out)
@@ -287,6 +332,32 @@ mod tests {
         let (t, p, ..) = best_threshold(&scored, 2);
         // Cutting inside the tie is impossible: the first cut keeps both 0.9 pairs.
         assert!(t == 0.9 && (p - 0.5).abs() < 1e-12 || t == 0.5);
+    }
+
+    #[test]
+    fn sides_of_other_lengths_or_a_single_row_are_refused() {
+        let v = [1.0f32, 0.0, 0.0, 1.0, 0.6, 0.8];
+        let (three, two) = (
+            MatrixView::new(&v, 3, 2).unwrap(),
+            MatrixView::new(&v[..4], 2, 2).unwrap(),
+        );
+        let config = BuccConfig::default();
+        let err = evaluate_pair(&three, &two, &config)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("got 3 and 2"), "{err}");
+        // At gold_fraction 0.4 a half needs 2 lines to hold a gold pair: 4 rows at least.
+        assert_eq!(least_rows(&config).unwrap(), 4);
+        let err = evaluate_pair(&two, &two, &config).unwrap_err().to_string();
+        assert!(err.contains("at least 4 rows"), "{err}");
+        let w = [1.0f32, 0.0, 0.0, 1.0, 0.6, 0.8, 0.8, -0.6];
+        let four = MatrixView::new(&w, 4, 2).unwrap();
+        assert!(evaluate_pair(&four, &four, &config).is_ok());
+        let all_gold = BuccConfig {
+            gold_fraction: 1.0,
+            ..config
+        };
+        assert_eq!(least_rows(&all_gold).unwrap(), 2);
     }
 
     #[test]

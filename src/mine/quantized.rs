@@ -193,7 +193,7 @@ fn search(
     threads: usize,
 ) -> Neighbours {
     let k = k.clamp(1, y.rows);
-    let s = (k * rescore.max(1)).min(y.rows);
+    let s = k.saturating_mul(rescore.max(1)).min(y.rows);
     let mut scores = vec![f32::NEG_INFINITY; x.rows * k];
     let mut indices = vec![-1i64; x.rows * k];
     let chunk = x.rows.div_ceil(threads.max(1)).max(1);

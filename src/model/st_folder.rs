@@ -201,6 +201,24 @@ impl TokenizerFiles {
                 ),
             ));
         }
+        // Likewise a token type id past the type table (a template such as `$A:1` over a
+        // model with one type): the type ids of a sentence are the template's.
+        if config.type_vocab_size > 0
+            && let Some(max_type) = tokenizer
+                .encode(&["a"])?
+                .iter()
+                .flat_map(|t| t.type_ids.iter().copied())
+                .max()
+            && max_type as usize >= config.type_vocab_size
+        {
+            return Err(LaseError::bad_file(
+                &tokenizer_path,
+                format!(
+                    "its template gives token type id {max_type}, outside the model's type table (config.json type_vocab_size = {})",
+                    config.type_vocab_size
+                ),
+            ));
+        }
         let mut side_files = BTreeMap::new();
         for name in TOKENIZER_SIDE_FILES {
             let from = if *name == "config_sentence_transformers.json" {

@@ -106,6 +106,12 @@ pub fn knn_shard(
         Direction::Bwd => (tgt, src),
     };
     let rows = queries.range(i)?.len();
+    if rows == 0 {
+        return Err(LaseError::InvalidArgument(format!(
+            "{}: shard {i} has no sentences to search with",
+            queries.dir.display()
+        )));
+    }
     let key_rows = keys.manifest.lines;
     if key_rows == 0 {
         return Err(LaseError::InvalidArgument(format!(

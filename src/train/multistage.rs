@@ -107,20 +107,64 @@ impl MultistageConfig {
         Self::from_file_with(path, &[])
     }
 
-    /// [`MultistageConfig::from_file`] with command-line `--set` changes applied.
+    /// [`MultistageConfig::from_file`] with command-line `--set` changes applied. Every
+    /// stage's settings are checked here, before stage 1 starts, and a bad one is named as
+    /// the user wrote it (`stages.contrastive.lr`, with its file and line or its `--set`),
+    /// not as the generated recipe of its stage would name it hours later.
     pub fn from_file_with(path: &Path, overrides: &[RecipeOverride]) -> Result<Self> {
         let config: Self = super::config::read_recipe(path, overrides)?;
-        let s = &config.student;
+        config.validate().map_err(|message| {
+            LaseError::InvalidArgument(super::config::locate_setting_error(
+                path, overrides, &message,
+            ))
+        })?;
+        Ok(config)
+    }
+
+    /// The student's shape, each stage's budget (those with steps) and the MCL weight.
+    fn validate(&self) -> std::result::Result<(), String> {
+        let s = &self.student;
         if s.recurrent_unit_layers == 0 || !s.layers.is_multiple_of(s.recurrent_unit_layers) {
-            return Err(LaseError::bad_file(
-                path,
-                format!(
-                    "student.layers ({}) must be a positive multiple of student.recurrent_unit_layers ({})",
-                    s.layers, s.recurrent_unit_layers
-                ),
+            return Err(format!(
+                "student.layers ({}) must be a positive multiple of student.recurrent_unit_layers ({})",
+                s.layers, s.recurrent_unit_layers
             ));
         }
-        Ok(config)
+        if s.embedding_size == Some(0) {
+            return Err("student.embedding_size = 0: must be at least 1".into());
+        }
+        for stage in Stage::ALL {
+            let b = budget(self, stage);
+            if b.steps == 0 {
+                continue;
+            }
+            let key = format!("stages.{}", stage.key());
+            if !(b.lr.is_finite() && b.lr > 0.0) {
+                return Err(format!("{key}.lr = {}: must be positive and finite", b.lr));
+            }
+            // Stage 2 fits token embeddings, one sentence at a time if need be; the others
+            // are training runs with in-batch negatives.
+            let least = if stage == Stage::Bottleneck { 1 } else { 2 };
+            if b.batch_pairs < least {
+                return Err(format!(
+                    "{key}.batch_pairs = {}: must be at least {least}",
+                    b.batch_pairs
+                ));
+            }
+            if !(0.0..=1.0).contains(&b.warmup_ratio) {
+                return Err(format!(
+                    "{key}.warmup_ratio = {}: must be in [0, 1]",
+                    b.warmup_ratio
+                ));
+            }
+        }
+        if !(self.mcl_weight.is_finite() && self.mcl_weight >= 0.0) {
+            return Err(format!(
+                "mcl_weight = {}: must be finite and at least 0",
+                self.mcl_weight
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -146,6 +190,16 @@ impl Stage {
             .get(n.wrapping_sub(1))
             .copied()
             .ok_or_else(|| LaseError::InvalidArgument(format!("stage {n}: stages are 1-4")))
+    }
+
+    /// The stage's table in a recipe (`[stages.<key>]`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Stage::Assistant => "assistant",
+            Stage::Bottleneck => "bottleneck",
+            Stage::Student => "student",
+            Stage::Contrastive => "contrastive",
+        }
     }
 
     /// The stage's folder inside the run.
@@ -537,6 +591,79 @@ mod tests {
         };
         assert!(sums(Stage::Contrastive));
         assert!(!sums(Stage::Assistant) && !sums(Stage::Student));
+    }
+
+    /// A bad stage setting is refused when the recipe is read, before stage 1 runs, named
+    /// as the recipe writes it with its line (or its --set); a stage of 0 steps is not
+    /// checked, and the shipped recipe passes.
+    #[test]
+    fn stage_settings_are_checked_when_read_and_named_with_their_line() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let shipped = std::fs::read_to_string(root.join("configs/multistage/small.toml")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("recipe.toml");
+        let read = |text: &str, sets: &[&str]| {
+            std::fs::write(&path, text).unwrap();
+            let overrides: Vec<RecipeOverride> = sets.iter().map(|s| s.parse().unwrap()).collect();
+            MultistageConfig::from_file_with(&path, &overrides).map(|_| ())
+        };
+        read(&shipped, &[]).expect("the shipped recipe passes");
+        let contrastive = shipped.find("[stages.contrastive]").unwrap();
+        let lr_line = contrastive + shipped[contrastive..].find("lr = 2e-4").unwrap();
+        let lr_zero = format!("{}lr = 0.0{}", &shipped[..lr_line], &shipped[lr_line + 9..]);
+        let err = read(&lr_zero, &[]).unwrap_err().to_string();
+        let at = 1 + shipped[..lr_line].lines().count();
+        assert!(
+            err.contains(&format!(
+                "recipe.toml:{at}: stages.contrastive.lr = 0: must be positive"
+            )),
+            "{err}"
+        );
+        let err = read(&shipped, &["stages.student.batch_pairs=1"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("stages.student.batch_pairs = 1: must be at least 2")
+                && err.contains("--set stages.student.batch_pairs"),
+            "{err}"
+        );
+        let err = read(&shipped, &["stages.assistant.warmup_ratio=1.5"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("stages.assistant.warmup_ratio = 1.5: must be in [0, 1]"),
+            "{err}"
+        );
+        let err = read(&shipped, &["mcl_weight=-1.0"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("mcl_weight = -1: must be finite and at least 0"),
+            "{err}"
+        );
+        let err = read(&shipped, &["student.layers=3"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "with --set student.layers: student.layers (3) must be a positive multiple"
+            ),
+            "{err}"
+        );
+        let odd = shipped.replace("layers = 4\n", "layers = 5\n");
+        let err = read(&odd, &[]).unwrap_err().to_string();
+        // A check of two keys at once names the recipe, not one line.
+        assert!(
+            err.contains("recipe.toml: student.layers (5) must be a positive multiple"),
+            "{err}"
+        );
+        // Stage 2 fits one sentence at a time if asked; a skipped stage is not checked.
+        read(&shipped, &["stages.bottleneck.batch_pairs=1"]).expect("stage 2 takes batches of 1");
+        read(
+            &shipped,
+            &["stages.contrastive.steps=0", "stages.contrastive.lr=0.0"],
+        )
+        .expect("a skipped stage's budget is not read");
     }
 
     /// Stage 3 is Eq. 4, (1/|N|) Σ_i [(h_A^si - h_S^si)² + (h_S^ti - h_A^ti)²]: the student's

@@ -80,7 +80,7 @@ pub(super) fn claim_run_folder(config: &TrainConfig, out: &Path) -> Result<()> {
 /// The tokenizer a run trains from its data before its first step and reuses when it
 /// resumes: stale once the recipe changes. (The vocabulary-extended `init/` folder
 /// records the settings it was built with and is rebuilt when they differ; the teacher's
-/// caches carry a fingerprint of their texts: both are checked on their own.)
+/// caches carry a fingerprint of their texts and teacher: both are checked on their own.)
 const TRAINED_TOKENIZER: &str = "tokenizer.json";
 
 /// Whether `out` holds any progress of a run: a checkpoint, logged steps or a model.

@@ -55,19 +55,130 @@ fn write_embeddings_of_distinct(
     std::fs::remove_file(scratch).map_err(|e| LaseError::io(scratch, e))
 }
 
+/// 64-bit FNV-1a, the hash of the caches' fingerprints.
+struct Fnv1a64(u64);
+
+impl Fnv1a64 {
+    fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
 /// What a cache embeds, in one line: the row count and a 64-bit FNV-1a hash of the texts
 /// in order (each followed by a 0 byte), kept beside the cache (`teacher-<side>.texts`) so
 /// a run resumed after its data changed (another sample, split or reader) recomputes
-/// rather than reading targets of other pairs.
+/// rather than reading targets of other pairs. [`CacheFingerprint::line`] adds the
+/// teacher's.
 fn fingerprint(texts: &[String]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = Fnv1a64::new();
     for t in texts {
-        for &b in t.as_bytes().iter().chain(&[0u8]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        h.update(t.as_bytes());
+        h.update(&[0]);
+    }
+    format!("{} texts, fnv1a64 {:016x}", texts.len(), h.0)
+}
+
+/// Which teacher a cache holds the vectors of: a 64-bit FNV-1a hash of every file in the
+/// teacher's folder (its weights, configuration and tokenizer; not its Markdown model
+/// card), each by its path inside the folder, its length and its bytes, in path order. A
+/// run whose recipe names another teacher, or whose teacher's files changed, recomputes.
+fn teacher_fingerprint(folder: &Path) -> Result<String> {
+    let mut files = Vec::new();
+    collect_files(folder, Path::new(""), 0, &mut files)?;
+    files.sort();
+    let mut h = Fnv1a64::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    for relative in &files {
+        let path = folder.join(relative);
+        let mut file = std::fs::File::open(&path).map_err(|e| LaseError::io(&path, e))?;
+        let length = file.metadata().map_err(|e| LaseError::io(&path, e))?.len();
+        h.update(relative.to_string_lossy().as_bytes());
+        h.update(&[0]);
+        h.update(&length.to_le_bytes());
+        loop {
+            let n =
+                std::io::Read::read(&mut file, &mut buffer).map_err(|e| LaseError::io(&path, e))?;
+            if n == 0 {
+                break;
+            }
+            h.update(&buffer[..n]);
         }
     }
-    format!("{} texts, fnv1a64 {h:016x}", texts.len())
+    Ok(format!("{} files, fnv1a64 {:016x}", files.len(), h.0))
+}
+
+/// The files below `folder/relative` (links followed, at most 8 folders deep), as paths
+/// relative to `folder`, leaving out Markdown.
+fn collect_files(
+    folder: &Path,
+    relative: &Path,
+    depth: usize,
+    out: &mut Vec<std::path::PathBuf>,
+) -> Result<()> {
+    let here = folder.join(relative);
+    let entries = std::fs::read_dir(&here).map_err(|e| LaseError::io(&here, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| LaseError::io(&here, e))?;
+        let path = entry.path();
+        let inner = relative.join(entry.file_name());
+        let meta = std::fs::metadata(&path).map_err(|e| LaseError::io(&path, e))?;
+        if meta.is_dir() {
+            if depth < 8 {
+                collect_files(folder, &inner, depth + 1, out)?;
+            }
+        } else if path.extension().is_none_or(|e| e != "md") {
+            out.push(inner);
+        }
+    }
+    Ok(())
+}
+
+/// A cache's fingerprint: what it embeds and with which teacher.
+struct CacheFingerprint {
+    texts: String,
+    teacher: String,
+}
+
+impl CacheFingerprint {
+    /// The line kept in `teacher-<side>.texts`.
+    fn line(&self) -> String {
+        format!("{}; teacher {}", self.texts, self.teacher)
+    }
+
+    /// Whether a cache whose recorded line is `stored` (None: no record) and whose row
+    /// count matches this run's or not (`rows_match`) holds this run's vectors.
+    fn judge(&self, stored: Option<&str>, rows_match: bool) -> CacheVerdict {
+        match stored {
+            Some(line) if line == self.line() => CacheVerdict::Reuse,
+            // Recorded before teachers were fingerprinted: the texts are all there is to check.
+            Some(line) if line == self.texts => {
+                CacheVerdict::ReuseUnchecked("its teacher was not recorded")
+            }
+            Some(line) if line.starts_with(&format!("{}; teacher ", self.texts)) => {
+                CacheVerdict::Recompute("another teacher (or the teacher's files changed)")
+            }
+            Some(_) => CacheVerdict::Recompute("other texts than this run's pairs"),
+            // From before fingerprints (or linked in without one): its row count is all there
+            // is to check.
+            None if rows_match => CacheVerdict::ReuseUnchecked("no fingerprint beside it"),
+            None => CacheVerdict::Recompute("another row count than this run's pairs"),
+        }
+    }
+}
+
+/// What [`CacheFingerprint::judge`] decided, and why where it is not a plain match.
+#[derive(Debug, PartialEq)]
+enum CacheVerdict {
+    Reuse,
+    ReuseUnchecked(&'static str),
+    Recompute(&'static str),
 }
 
 /// The text the teacher embeds for a pair's target side. A pivot-language teacher
@@ -98,6 +209,7 @@ impl TeacherCache {
         progress: bool,
     ) -> Result<Self> {
         let mut teacher: Option<SentenceEncoder> = None;
+        let teacher_print = teacher_fingerprint(&d.teacher)?;
         let mut side = |name: &str,
                         wanted: bool,
                         pick: &dyn Fn(&crate::data::TranslationPair) -> String|
@@ -107,27 +219,29 @@ impl TeacherCache {
             }
             let path = out.join(format!("teacher-{name}.npy"));
             let texts: Vec<String> = train_set.pairs.iter().map(pick).collect();
-            let print = fingerprint(&texts);
+            let print = CacheFingerprint {
+                texts: fingerprint(&texts),
+                teacher: teacher_print.clone(),
+            };
             let print_path = out.join(format!("teacher-{name}.texts"));
             if path.exists() {
                 let m = NpyMatrix::open(&path)?;
                 let stored = std::fs::read_to_string(&print_path).ok();
-                match stored.as_deref().map(str::trim) {
-                    Some(p) if p == print => return Ok(Some(m)),
-                    // A cache from before fingerprints (or linked in without one): its row
-                    // count is all there is to check.
-                    None if m.rows == train_set.len() => {
+                match print.judge(stored.as_deref().map(str::trim), m.rows == train_set.len()) {
+                    CacheVerdict::Reuse => return Ok(Some(m)),
+                    CacheVerdict::ReuseUnchecked(why) => {
                         tracing::warn!(
-                            "{}: no {} beside it; reused on its row count alone",
+                            "{}: {why} ({}); reused as it is",
                             path.display(),
                             print_path.display()
                         );
                         return Ok(Some(m));
                     }
-                    _ => tracing::warn!(
-                        "{}: embeds other texts than this run's {} pairs (fingerprint or row count); recomputing",
+                    CacheVerdict::Recompute(why) => tracing::warn!(
+                        "{}: holds the vectors of {why} ({} pairs, teacher {}); recomputing",
                         path.display(),
-                        train_set.len()
+                        train_set.len(),
+                        d.teacher.display()
                     ),
                 }
             }
@@ -147,7 +261,7 @@ impl TeacherCache {
                 Ok(crate::inference::embed_sentences(t, chunk, &options)?.vectors)
             })?;
             bar.finish_and_clear();
-            crate::io::atomic::write_atomic(&print_path, format!("{print}\n").as_bytes())?;
+            crate::io::atomic::write_atomic(&print_path, format!("{}\n", print.line()).as_bytes())?;
             Ok(Some(NpyMatrix::open(&path)?))
         };
         let (want_src, want_tgt) = match d.teacher_side {
@@ -238,6 +352,61 @@ mod tests {
         for other in [t(&["bc", "a"]), t(&["ab", "c"]), t(&["a", "bd"]), t(&["a"])] {
             assert_ne!(base, other);
         }
+    }
+
+    #[test]
+    fn the_teacher_fingerprint_follows_its_files_but_not_its_model_card() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path();
+        std::fs::create_dir_all(t.join("1_Pooling")).unwrap();
+        std::fs::write(t.join("model.safetensors"), [1u8, 2, 3]).unwrap();
+        std::fs::write(t.join("1_Pooling/config.json"), "{}").unwrap();
+        std::fs::write(t.join("README.md"), "card").unwrap();
+        let base = teacher_fingerprint(t).unwrap();
+        assert!(base.starts_with("2 files, fnv1a64 "), "{base}");
+        std::fs::write(t.join("README.md"), "another card").unwrap();
+        assert_eq!(teacher_fingerprint(t).unwrap(), base);
+        std::fs::write(t.join("model.safetensors"), [1u8, 2, 4]).unwrap();
+        let weights_changed = teacher_fingerprint(t).unwrap();
+        assert_ne!(weights_changed, base);
+        std::fs::write(t.join("1_Pooling/config.json"), "{ }").unwrap();
+        assert_ne!(teacher_fingerprint(t).unwrap(), weights_changed);
+        let missing = teacher_fingerprint(&t.join("absent"))
+            .unwrap_err()
+            .to_string();
+        assert!(missing.contains("absent"), "{missing}");
+    }
+
+    #[test]
+    fn a_cache_of_another_teacher_is_recomputed_and_an_older_record_reused() {
+        let print = CacheFingerprint {
+            texts: "2 texts, fnv1a64 00000000000000aa".into(),
+            teacher: "3 files, fnv1a64 00000000000000bb".into(),
+        };
+        let line = print.line();
+        assert_eq!(print.judge(Some(&line), true), CacheVerdict::Reuse);
+        let other_teacher =
+            "2 texts, fnv1a64 00000000000000aa; teacher 3 files, fnv1a64 00000000000000cc";
+        assert!(
+            matches!(print.judge(Some(other_teacher), true), CacheVerdict::Recompute(w) if w.contains("another teacher"))
+        );
+        let other_texts =
+            "2 texts, fnv1a64 00000000000000ab; teacher 3 files, fnv1a64 00000000000000bb";
+        assert!(
+            matches!(print.judge(Some(other_texts), true), CacheVerdict::Recompute(w) if w.contains("other texts"))
+        );
+        assert!(matches!(
+            print.judge(Some(&print.texts), false),
+            CacheVerdict::ReuseUnchecked(_)
+        ));
+        assert!(matches!(
+            print.judge(None, true),
+            CacheVerdict::ReuseUnchecked(_)
+        ));
+        assert!(matches!(
+            print.judge(None, false),
+            CacheVerdict::Recompute(_)
+        ));
     }
 
     #[test]
