@@ -317,6 +317,23 @@ fn long_commands_check_their_output_path_before_the_work() {
         &dir.path().join("reduced"),
     ));
     assert!(err.contains("no-model"), "{err}");
+    // reduce-dim writes a folder: one an earlier run wrote is replaced, as before the check.
+    let model = save_tiny_model(dir.path(), 5);
+    let sample = lines(
+        dir.path(),
+        "sample.txt",
+        "the cat\nein hund\nblue\nthe dog\n",
+    );
+    let reduced = dir.path().join("reduced-twice");
+    for run in 1..=2 {
+        let out = lase(&reduce_dim_args(&model, "8", &sample, &reduced));
+        assert!(
+            out.status.success(),
+            "run {run}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(reduced.join("config.json").exists(), "run {run}");
+    }
 }
 
 /// `eval --suite bucc` pairs line i of a FLORES file with line i of English: a file of
@@ -439,6 +456,8 @@ fn huge_sizes_and_unknown_suites_are_refused_by_name_before_the_work() {
             &["mine", "--ann-ef-construction", "0"],
             "--ann-ef-construction",
         ),
+        (&["mine", "--rescore", "0"], "--rescore"),
+        (&["mine", "--rescore", "1025"], "--rescore"),
     ] {
         let args: Vec<&std::ffi::OsStr> = args.iter().map(os).collect();
         let out = lase(&args);

@@ -106,7 +106,7 @@ pub fn interpolate(args: InterpolateArgs) -> Result<()> {
 
 pub fn reduce_dim(args: ReduceDimArgs, device: tch::Device) -> Result<()> {
     check_output_apart(&args.output, &[&args.model])?;
-    lase::io::atomic::check_writable(&args.output)?;
+    lase::io::atomic::check_dir_writable(&args.output)?;
     let dtype = args.dtype;
     let mut encoder = SentenceEncoder::load(&args.model, device)
         .with_context(|| format!("loading model {}", args.model.display()))?;

@@ -143,10 +143,16 @@ fn least_rows(config: &BuccConfig) -> Result<usize> {
             "gold_fraction {g}: must be in (0, 1]"
         )));
     }
+    // A half of h lines holds round(h g) gold pairs: at least one from h = ceil(0.5 / g)
+    // (corrected by one either way for rounding); both halves hold h when n = 2h.
     let gold = |lines: usize| (lines as f64 * g).round() as usize;
-    Ok((2..)
-        .find(|&n| gold(n / 2) >= 1 && gold(n - n / 2) >= 1)
-        .expect("some size gives each half a gold pair"))
+    let mut half = ((0.5 / g).ceil() as usize).max(1);
+    if gold(half) < 1 {
+        half = half.saturating_add(1);
+    } else if half > 1 && gold(half - 1) >= 1 {
+        half -= 1;
+    }
+    Ok(half.saturating_mul(2))
 }
 
 /// Runs the task on row-aligned embeddings of an N-way set (`src` row i translates `tgt`
@@ -358,6 +364,30 @@ mod tests {
             ..config
         };
         assert_eq!(least_rows(&all_gold).unwrap(), 2);
+        // The closed form against a search, over fractions small and large.
+        for g in [0.001, 0.01, 0.1, 0.25, 0.3, 0.33, 0.4, 0.5, 0.51, 0.75, 1.0] {
+            let c = BuccConfig {
+                gold_fraction: g,
+                seed: 1,
+            };
+            let gold = |lines: usize| (lines as f64 * g).round() as usize;
+            let searched = (2..)
+                .find(|&n: &usize| gold(n / 2) >= 1 && gold(n - n / 2) >= 1)
+                .unwrap();
+            assert_eq!(least_rows(&c).unwrap(), searched, "gold_fraction {g}");
+        }
+        let tiny = BuccConfig {
+            gold_fraction: 1e-300,
+            seed: 1,
+        };
+        assert!(least_rows(&tiny).unwrap() > 1_000_000);
+        for bad in [0.0, -0.5, 1.5, f64::NAN] {
+            let c = BuccConfig {
+                gold_fraction: bad,
+                seed: 1,
+            };
+            assert!(least_rows(&c).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -107,6 +107,25 @@ pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
 /// (`.NAME.tmp-PID`), which then takes `target`'s place in one step ([`replace_dir`]).
 /// If `build` fails, the sibling is removed and `target`, if it existed, is untouched.
 pub fn write_dir_atomic(target: &Path, build: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let temp = fresh_sibling_dir(target)?;
+    let built = build(&temp).and_then(|()| replace_dir(&temp, target));
+    if built.is_err() {
+        let _ = fs::remove_dir_all(&temp);
+    }
+    built
+}
+
+/// [`check_writable`] for a folder that [`write_dir_atomic`] will build: what is at
+/// `target` may be replaced (nothing, or a folder of an earlier run), its parents are
+/// created, and its temporary sibling folder is made and removed at once.
+pub fn check_dir_writable(target: &Path) -> Result<()> {
+    let temp = fresh_sibling_dir(target)?;
+    fs::remove_dir_all(&temp).map_err(|e| LaseError::io(&temp, e))
+}
+
+/// The empty sibling folder (`.NAME.tmp-PID`) in which [`write_dir_atomic`] builds
+/// `target`, after the checks that what is at `target` may be replaced.
+fn fresh_sibling_dir(target: &Path) -> Result<PathBuf> {
     let name = target
         .file_name()
         .ok_or_else(|| {
@@ -136,11 +155,7 @@ pub fn write_dir_atomic(target: &Path, build: impl FnOnce(&Path) -> Result<()>) 
         fs::remove_dir_all(&temp).map_err(|e| LaseError::io(&temp, e))?;
     }
     fs::create_dir_all(&temp).map_err(|e| LaseError::io(target, e))?;
-    let built = build(&temp).and_then(|()| replace_dir(&temp, target));
-    if built.is_err() {
-        let _ = fs::remove_dir_all(&temp);
-    }
-    built
+    Ok(temp)
 }
 
 /// Creates `target`'s parent folders; a parent that exists as a file is named as such

@@ -341,6 +341,23 @@ mod tests {
         assert_eq!(c.codes, vec![-128, -128, 127, 127]);
     }
 
+    /// A shortlist multiple whose product with k passes usize (it wrapped to 0 and
+    /// panicked below the shortlist before) means "every row": the exact neighbours.
+    #[test]
+    fn a_huge_rescore_keeps_every_row_and_finds_the_exact_neighbours() {
+        let data: Vec<f32> = (0..40).map(|i| ((i * 7 % 11) as f32 - 5.0) / 5.0).collect();
+        let m = MatrixView::new(&data, 10, 4).unwrap();
+        for quantization in [Quantization::Binary, Quantization::Int8] {
+            let (all, _, _) = knn_both_ways_quantized(&m, &m, 4, quantization, 3, 1);
+            // 4 x 2^62 is 2^64: 0 when wrapped.
+            for rescore in [1usize << 62, usize::MAX] {
+                let (huge, _, _) = knn_both_ways_quantized(&m, &m, 4, quantization, rescore, 1);
+                assert_eq!(huge.indices, all.indices, "{quantization:?} {rescore}");
+                assert_eq!(huge.scores, all.scores, "{quantization:?} {rescore}");
+            }
+        }
+    }
+
     #[test]
     fn shortlist_takes_the_smallest_keys() {
         let mut out = Vec::new();

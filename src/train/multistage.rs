@@ -135,7 +135,8 @@ impl MultistageConfig {
         }
         for stage in Stage::ALL {
             let b = budget(self, stage);
-            if b.steps == 0 {
+            // A stage of 0 steps is skipped, and stage 2 trains only a bottleneck.
+            if b.steps == 0 || (stage == Stage::Bottleneck && s.embedding_size.is_none()) {
                 continue;
             }
             let key = format!("stages.{}", stage.key());
@@ -158,7 +159,9 @@ impl MultistageConfig {
                 ));
             }
         }
-        if !(self.mcl_weight.is_finite() && self.mcl_weight >= 0.0) {
+        if self.stages.contrastive.steps > 0
+            && !(self.mcl_weight.is_finite() && self.mcl_weight >= 0.0)
+        {
             return Err(format!(
                 "mcl_weight = {}: must be finite and at least 0",
                 self.mcl_weight
@@ -638,9 +641,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("mcl_weight = -1: must be finite and at least 0"),
+            err.contains("with --set mcl_weight: mcl_weight = -1: must be finite and at least 0"),
             "{err}"
         );
+        let negative = shipped.replace("mcl_weight = 1.0", "mcl_weight = -1.0");
+        let err = read(&negative, &[]).unwrap_err().to_string();
+        assert!(err.contains("recipe.toml:13: mcl_weight = -1"), "{err}");
+        read(&negative, &["stages.contrastive.steps=0"]).expect("no stage 4, no MCL");
         let err = read(&shipped, &["student.layers=3"])
             .unwrap_err()
             .to_string();

@@ -115,7 +115,8 @@ fn teacher_fingerprint(folder: &Path) -> Result<String> {
 }
 
 /// The files below `folder/relative` (links followed, at most 8 folders deep), as paths
-/// relative to `folder`, leaving out Markdown.
+/// relative to `folder`, leaving out Markdown, hidden entries (`.git`, `.cache`, lase's
+/// own `.NAME.tmp-PID` leftovers) and links to nothing.
 fn collect_files(
     folder: &Path,
     relative: &Path,
@@ -126,9 +127,16 @@ fn collect_files(
     let entries = std::fs::read_dir(&here).map_err(|e| LaseError::io(&here, e))?;
     for entry in entries {
         let entry = entry.map_err(|e| LaseError::io(&here, e))?;
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
         let path = entry.path();
         let inner = relative.join(entry.file_name());
-        let meta = std::fs::metadata(&path).map_err(|e| LaseError::io(&path, e))?;
+        let meta = match std::fs::metadata(&path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(LaseError::io(&path, e)),
+        };
         if meta.is_dir() {
             if depth < 8 {
                 collect_files(folder, &inner, depth + 1, out)?;
@@ -256,6 +264,15 @@ impl TeacherCache {
                 ProgressBar::hidden()
             };
             bar.set_message(format!("teacher embeddings ({name})"));
+            // The old record goes first: a kill between the new cache and its record
+            // leaves a cache with no record (reused on its row count, with a warning),
+            // never one that vouches for another teacher's or other texts' vectors.
+            match std::fs::remove_file(&print_path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(LaseError::io(&print_path, e));
+                }
+                _ => {}
+            }
             let scratch = out.join(format!("teacher-{name}.distinct.npy"));
             write_embeddings_of_distinct(&texts, t.dim(), &path, &scratch, &bar, &mut |chunk| {
                 Ok(crate::inference::embed_sentences(t, chunk, &options)?.vectors)
@@ -370,7 +387,15 @@ mod tests {
         let weights_changed = teacher_fingerprint(t).unwrap();
         assert_ne!(weights_changed, base);
         std::fs::write(t.join("1_Pooling/config.json"), "{ }").unwrap();
-        assert_ne!(teacher_fingerprint(t).unwrap(), weights_changed);
+        let config_changed = teacher_fingerprint(t).unwrap();
+        assert_ne!(config_changed, weights_changed);
+        // Hidden entries and links to nothing are not the teacher's.
+        std::fs::create_dir_all(t.join(".git")).unwrap();
+        std::fs::write(t.join(".git/index"), "changes with every git status").unwrap();
+        std::os::unix::fs::symlink(t.join("gone"), t.join("dangling")).unwrap();
+        assert_eq!(teacher_fingerprint(t).unwrap(), config_changed);
+        std::fs::write(t.join(".git/index"), "changed").unwrap();
+        assert_eq!(teacher_fingerprint(t).unwrap(), config_changed);
         let missing = teacher_fingerprint(&t.join("absent"))
             .unwrap_err()
             .to_string();

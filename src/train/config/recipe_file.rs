@@ -106,7 +106,15 @@ pub fn read_recipe<T: serde::de::DeserializeOwned>(
 /// the recipe itself when the message names no key.
 pub fn locate_setting_error(path: &Path, overrides: &[RecipeOverride], message: &str) -> String {
     let plain = || format!("{}: {message}", path.display());
-    let keys = setting_keys(message);
+    let mut keys = setting_keys(message);
+    // A top-level key ("mcl_weight = -1: ...") has no dot for setting_keys to find.
+    if keys.is_empty()
+        && let Some((head, _)) = message.split_once(" = ")
+        && head.starts_with(|c: char| c.is_ascii_lowercase())
+        && head.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        keys.push(vec![head.to_owned()]);
+    }
     // A --set of any key the message names is the change that made it fail.
     if let Some(o) = last_set_of(overrides, &keys) {
         return set_error(path, &[o], message.to_owned()).to_string();
