@@ -245,6 +245,21 @@ impl LanguageCode {
         Ok((Self { language, script }, alias))
     }
 
+    /// [`LanguageCode::parse`] of a code that may end in a region, as test sets from
+    /// elsewhere name their folders (TICO-19's `es_LA`, `pt_BR`, `ti_ER`; `es_419`): ISO
+    /// 3166 letters in upper case or UN M.49 digits after the last `_` or `-`, read and
+    /// left out (a region does not change the language). Recipes and `--langs` take no
+    /// region: [`LanguageCode::parse`] refuses one there.
+    pub fn parse_with_region(code: &str) -> Result<(Self, Option<String>)> {
+        let code = code.trim();
+        let without_region = code.rsplit_once(['_', '-']).and_then(|(head, region)| {
+            let letters = region.len() == 2 && region.chars().all(|c| c.is_ascii_uppercase());
+            let digits = region.len() == 3 && region.chars().all(|c| c.is_ascii_digit());
+            (letters || digits).then_some(head)
+        });
+        Self::parse(without_region.unwrap_or(code))
+    }
+
     /// Whether `self` (what a user asked for) names `other` (a code a data set uses):
     /// the same language, or an individual language and its macro-language (`cmn` and
     /// `zho`), and the same script when both give one.
@@ -387,6 +402,27 @@ mod tests {
         for bad in ["xq", "de_Lat", "d3u", "deutsch", ""] {
             assert!(LanguageCode::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_region_is_read_and_left_out_only_where_asked() {
+        for (code, read) in [
+            ("es_LA", "spa"),
+            ("pt-BR", "por"),
+            ("ti_ER", "tir"),
+            ("es_419", "spa"),
+            ("zh_Hant_TW", "zho_Hant"),
+            ("deu", "deu"),
+            ("de_Latn", "deu_Latn"),
+        ] {
+            let got = LanguageCode::parse_with_region(code).unwrap().0.to_string();
+            assert_eq!(got, read, "{code}");
+        }
+        // Lower case is not a region (`de-en` is two languages), and plain parse takes none.
+        for bad in ["de-en", "es_la", "pt_BR_Latn", "es_4190"] {
+            assert!(LanguageCode::parse_with_region(bad).is_err(), "{bad}");
+        }
+        assert!(LanguageCode::parse("es_LA").is_err());
     }
 
     #[test]

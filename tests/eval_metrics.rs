@@ -454,3 +454,100 @@ fn pool_and_sts_suites_refuse_misaligned_files() {
         "{e}"
     );
 }
+
+/// `lase eval --suite bitext --bitext DIR` scores the user's own test sets without a data
+/// folder. Two sets make the scores checkable without a reference: one whose sides are the
+/// same sentences in the same order (every sentence's nearest neighbour is itself: P@1 1,
+/// xSIM error 0), and one whose English side is the same sentences reversed (its nearest
+/// neighbour is then never its gold line: P@1 0). A set that does not line up is named
+/// before the model loads; so is --bitext without the suite, and the suite without it.
+#[test]
+fn cli_eval_scores_your_own_test_sets() {
+    let work = tempfile::tempdir().unwrap();
+    let model = work.path().join("model");
+    tiny_encoder(tiny_config(), mean_head(16, true), 51)
+        .save(&model)
+        .unwrap();
+    let lines = [
+        "the dog is big",
+        "the cat is small",
+        "the house is red",
+        "the dog runs fast",
+        "a blue cat",
+        "the red house is small",
+    ];
+    let sets = work.path().join("my-sets");
+    let pair = sets.join("deu-eng");
+    std::fs::create_dir_all(&pair).unwrap();
+    let text = |v: &[&str]| v.join("\n") + "\n";
+    let reversed: Vec<&str> = lines.iter().rev().copied().collect();
+    std::fs::write(pair.join("same.deu"), text(&lines)).unwrap();
+    std::fs::write(pair.join("same.eng"), text(&lines)).unwrap();
+    std::fs::write(pair.join("reversed.deu"), text(&lines)).unwrap();
+    std::fs::write(pair.join("reversed.eng"), text(&reversed)).unwrap();
+    let lase = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_lase"))
+            .args(["--device", "cpu", "--threads", "1", "eval", "--quiet"])
+            .args(args)
+            .env_remove("RUST_BACKTRACE")
+            .output()
+            .unwrap()
+    };
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let json_path = work.path().join("r.json");
+    let args = vec![
+        os("--suite"),
+        os("bitext"),
+        os("--model"),
+        model.clone().into_os_string(),
+        os("--bitext"),
+        sets.clone().into_os_string(),
+        os("--data-dir"),
+        work.path().join("no-data").into_os_string(),
+        os("--json"),
+        json_path.clone().into_os_string(),
+    ];
+    let argv: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let out = lase(&argv);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let same = &json["bitext"]["sets"]["deu-eng/same"];
+    let reversed = &json["bitext"]["sets"]["deu-eng/reversed"];
+    assert_eq!(same["pairs"], 6);
+    assert_eq!(same["p_at_1_xy"], 1.0);
+    assert_eq!(same["p_at_1_yx"], 1.0);
+    assert_eq!(same["xsim_error_xy"], 0.0);
+    assert_eq!(reversed["p_at_1_xy"], 0.0);
+    assert_eq!(reversed["p_at_1_yx"], 0.0);
+    assert_eq!(json["bitext"]["mean_p_at_1"], 50.0);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("bitext: 2 test sets, mean P@1 50.00"),
+        "{stdout}"
+    );
+    // --langs keeps the sets in either language; one with none of them is an error.
+    let mut with_langs = argv.clone();
+    with_langs.extend([std::ffi::OsStr::new("--langs"), std::ffi::OsStr::new("jpn")]);
+    let err = String::from_utf8_lossy(&lase(&with_langs).stderr).into_owned();
+    assert!(err.contains("jpn"), "{err}");
+    // A set that does not line up is named, with both counts.
+    std::fs::write(pair.join("short.deu"), text(&lines[..5])).unwrap();
+    std::fs::write(pair.join("short.eng"), text(&lines)).unwrap();
+    let out = lase(&argv);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("short.deu") && err.contains("5 lines but short.eng has 6"),
+        "{err}"
+    );
+    // --bitext without the suite, and the suite without --bitext.
+    let err = String::from_utf8_lossy(&lase(&argv[2..]).stderr).into_owned();
+    assert!(err.contains("add bitext to --suite"), "{err}");
+    let err = String::from_utf8_lossy(&lase(&argv[..4]).stderr).into_owned();
+    assert!(err.contains("name them with --bitext"), "{err}");
+}

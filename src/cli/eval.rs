@@ -11,7 +11,8 @@ pub struct EvalArgs {
     /// Model folder.
     #[arg(long)]
     model: PathBuf,
-    /// Comma-separated suites: tatoeba, flores, bucc, pool, sts, sib.
+    /// Comma-separated suites: tatoeba, flores, bucc, pool, sts, sib, and bitext (your own
+    /// test sets, named with --bitext; not in the default list).
     #[arg(
         long,
         value_delimiter = ',',
@@ -23,6 +24,12 @@ pub struct EvalArgs {
     /// serves every suite: each takes the languages it has and notes the others.
     #[arg(long, value_delimiter = ',')]
     langs: Option<Vec<String>>,
+    /// Your own line-aligned test sets for `--suite bitext`: a folder `<a>-<b>` (deu-eng,
+    /// de-en) of file pairs `<stem>.<a>[.gz]` / `<stem>.<b>[.gz]` (the layout of `lase
+    /// train`'s moses-folder sources), or a folder of such folders; comma-separated or
+    /// repeated. Each stem is one test set: P@1 both ways and xSIM error.
+    #[arg(long, value_delimiter = ',')]
+    bitext: Vec<PathBuf>,
     /// Folder holding the benchmark data (tatoeba-laser/, ...).
     #[arg(long, default_value = "../shared/data")]
     data_dir: PathBuf,
@@ -57,9 +64,24 @@ pub fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
     for name in &args.suite {
         registry::find(name)?;
     }
+    let wants_bitext = args.suite.iter().any(|s| s == "bitext");
+    if wants_bitext {
+        anyhow::ensure!(
+            !args.bitext.is_empty(),
+            "--suite bitext scores your own test sets: name them with --bitext PATH"
+        );
+        // Every set is found (and a lone file named) before the model loads.
+        lase::eval::bitext::find_sets(&args.bitext)?;
+    } else {
+        anyhow::ensure!(
+            args.bitext.is_empty(),
+            "--bitext names test sets for the bitext suite: add bitext to --suite"
+        );
+    }
     // The data folder is checked before the model loads: a wrong working directory (the
-    // default is relative) is the usual cause, and it should not wait for a model.
-    if !args.data_dir.is_dir() {
+    // default is relative) is the usual cause, and it should not wait for a model. The
+    // bitext suite alone reads none of it.
+    if args.suite.iter().any(|s| s != "bitext") && !args.data_dir.is_dir() {
         anyhow::bail!(
             "data folder {} not found: --data-dir names the folder that holds the benchmark \
              folders ({}/, {}/, ...); its default, ../shared/data, is relative to the working \
@@ -76,6 +98,7 @@ pub fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
         encoder: &encoder,
         data: BenchmarkData::new(&args.data_dir),
         langs: args.langs.as_deref(),
+        bitext: &args.bitext,
         options: &options,
         progress: !args.quiet,
     };

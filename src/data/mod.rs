@@ -3,7 +3,7 @@
 //! trainer ([`sampler`]).
 
 pub mod corpus;
-mod files;
+pub(crate) mod files;
 pub mod nway;
 pub mod readers;
 pub mod sampler;

@@ -2,6 +2,7 @@
 //! without an encoder); suites read the test data as it is shipped and embed it.
 
 pub mod benchmark_data;
+pub mod bitext;
 pub mod bitext_retrieval;
 pub mod bucc;
 pub mod flores;

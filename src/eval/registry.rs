@@ -17,6 +17,7 @@ pub static SUITES: &[&dyn Suite] = &[
     &super::sib::SibSuite,
     &super::bucc::BuccSuite,
     &super::large_pool::PoolSuite,
+    &super::bitext::BitextSuite,
 ];
 
 /// The suite called `name`, or an error listing the available ones.

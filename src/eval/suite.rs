@@ -18,6 +18,8 @@ pub struct SuiteInput<'a> {
     pub data: BenchmarkData<'a>,
     /// The languages asked for (`--langs`), in any of lase's code forms; `None` = all.
     pub langs: Option<&'a [String]>,
+    /// The user's own test-set folders (`--bitext`), for the bitext suite.
+    pub bitext: &'a [std::path::PathBuf],
     pub options: &'a EncodeOptions,
     pub progress: bool,
 }
