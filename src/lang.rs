@@ -248,8 +248,10 @@ impl LanguageCode {
     /// [`LanguageCode::parse`] of a code that may end in a region, as test sets from
     /// elsewhere name their folders (TICO-19's `es_LA`, `pt_BR`, `ti_ER`; `es_419`): ISO
     /// 3166 letters in upper case or UN M.49 digits after the last `_` or `-`, read and
-    /// left out (a region does not change the language). Recipes and `--langs` take no
-    /// region: [`LanguageCode::parse`] refuses one there.
+    /// left out (a region does not change the language). Returns what
+    /// [`LanguageCode::parse`] returns for the code without its region (the code, and a
+    /// two-letter alias it was mapped from). Recipes and `--langs` take no region:
+    /// [`LanguageCode::parse`] refuses one there.
     pub fn parse_with_region(code: &str) -> Result<(Self, Option<String>)> {
         let code = code.trim();
         let without_region = code.rsplit_once(['_', '-']).and_then(|(head, region)| {

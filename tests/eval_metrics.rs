@@ -460,7 +460,8 @@ fn pool_and_sts_suites_refuse_misaligned_files() {
 /// same sentences in the same order (every sentence's nearest neighbour is itself: P@1 1,
 /// xSIM error 0), and one whose English side is the same sentences reversed (its nearest
 /// neighbour is then never its gold line: P@1 0). A set that does not line up is named
-/// before the model loads; so is --bitext without the suite, and the suite without it.
+/// before anything is embedded; --bitext without the suite, the suite without it, and
+/// another suite beside it with no data folder are refused before the model loads.
 #[test]
 fn cli_eval_scores_your_own_test_sets() {
     let work = tempfile::tempdir().unwrap();
@@ -533,8 +534,15 @@ fn cli_eval_scores_your_own_test_sets() {
     // --langs keeps the sets in either language; one with none of them is an error.
     let mut with_langs = argv.clone();
     with_langs.extend([std::ffi::OsStr::new("--langs"), std::ffi::OsStr::new("jpn")]);
-    let err = String::from_utf8_lossy(&lase(&with_langs).stderr).into_owned();
+    let out = lase(&with_langs);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("jpn"), "{err}");
+    // Beside another suite, the data folder is still needed (and checked first).
+    let mut with_flores = argv.clone();
+    with_flores[1] = std::ffi::OsStr::new("bitext,flores");
+    let err = String::from_utf8_lossy(&lase(&with_flores).stderr).into_owned();
+    assert!(err.contains("no-data not found"), "{err}");
     // A set that does not line up is named, with both counts.
     std::fs::write(pair.join("short.deu"), text(&lines[..5])).unwrap();
     std::fs::write(pair.join("short.eng"), text(&lines)).unwrap();

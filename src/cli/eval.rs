@@ -70,8 +70,11 @@ pub fn eval(args: EvalArgs, device: tch::Device) -> Result<()> {
             !args.bitext.is_empty(),
             "--suite bitext scores your own test sets: name them with --bitext PATH"
         );
-        // Every set is found (and a lone file named) before the model loads.
-        lase::eval::bitext::find_sets(&args.bitext)?;
+        // Every set is found (a lone file named) and --langs applied before the model loads.
+        lase::eval::bitext::select_sets(
+            lase::eval::bitext::find_sets(&args.bitext)?,
+            args.langs.as_deref(),
+        )?;
     } else {
         anyhow::ensure!(
             args.bitext.is_empty(),

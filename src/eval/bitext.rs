@@ -60,17 +60,36 @@ fn stem_of(file: &Path, lang: &str) -> Option<String> {
 /// The test sets of one pair folder: every `<stem>.<a>` with its `<stem>.<b>`; a file of
 /// either language without its partner is an error naming it.
 fn sets_of_pair_folder(folder: &Path, (a, b): (String, String)) -> Result<Vec<BitextSet>> {
+    if a == b {
+        return Err(LaseError::bad_file(
+            folder,
+            format!(
+                "both sides of this pair folder are {a}: each file would be scored against itself"
+            ),
+        ));
+    }
     let files: Vec<PathBuf> = sorted_entries(folder)?
         .into_iter()
         .filter(|f| f.is_file())
         .collect();
-    let by_stem = |lang: &str| -> BTreeMap<String, PathBuf> {
-        files
-            .iter()
-            .filter_map(|f| stem_of(f, lang).map(|s| (s, f.clone())))
-            .collect()
+    let by_stem = |lang: &str| -> Result<BTreeMap<String, PathBuf>> {
+        let mut found = BTreeMap::new();
+        for f in &files {
+            if let Some(stem) = stem_of(f, lang)
+                && let Some(other) = found.insert(stem.clone(), f.clone())
+            {
+                return Err(LaseError::bad_file(
+                    f,
+                    format!(
+                        "{stem}.{lang} is here twice (also {}): keep one",
+                        file_name(&other)
+                    ),
+                ));
+            }
+        }
+        Ok(found)
     };
-    let (of_a, of_b) = (by_stem(&a), by_stem(&b));
+    let (of_a, of_b) = (by_stem(&a)?, by_stem(&b)?);
     for (stems, others, lang) in [(&of_a, &of_b, &b), (&of_b, &of_a, &a)] {
         if let Some((stem, lone)) = stems.iter().find(|(s, _)| !others.contains_key(*s)) {
             return Err(LaseError::bad_file(
@@ -91,9 +110,11 @@ fn sets_of_pair_folder(folder: &Path, (a, b): (String, String)) -> Result<Vec<Bi
 }
 
 /// Every test set under `paths`, each a pair folder or a folder of pair folders, in path
-/// order; a path with none is an error naming it.
+/// order. A path with none, a pair folder inside one with none (`lase train` refuses it
+/// too), and two sets of one name (`deu-eng/newstest` under two paths) are errors naming
+/// them.
 pub fn find_sets(paths: &[PathBuf]) -> Result<Vec<BitextSet>> {
-    let mut sets = Vec::new();
+    let mut sets: Vec<BitextSet> = Vec::new();
     for path in paths {
         if !path.is_dir() {
             return Err(LaseError::bad_file(
@@ -101,17 +122,30 @@ pub fn find_sets(paths: &[PathBuf]) -> Result<Vec<BitextSet>> {
                 "not a folder: --bitext names a <a>-<b> folder of <stem>.<a> / <stem>.<b> files, or a folder of such folders",
             ));
         }
-        let found = match pair_languages(path) {
+        // A folder named like a pair (`deu-eng`, but also `wmt-dev`) that holds no set of
+        // its own is read as a folder of pair folders.
+        let own = match pair_languages(path) {
             Some(langs) => sets_of_pair_folder(path, langs)?,
-            None => {
-                let mut found = Vec::new();
-                for folder in sorted_entries(path)?.into_iter().filter(|p| p.is_dir()) {
-                    if let Some(langs) = pair_languages(&folder) {
-                        found.extend(sets_of_pair_folder(&folder, langs)?);
+            None => Vec::new(),
+        };
+        let found = if own.is_empty() {
+            let mut found = Vec::new();
+            for folder in sorted_entries(path)?.into_iter().filter(|p| p.is_dir()) {
+                if let Some(langs) = pair_languages(&folder) {
+                    let (a, b) = langs.clone();
+                    let inner = sets_of_pair_folder(&folder, langs)?;
+                    if inner.is_empty() {
+                        return Err(LaseError::bad_file(
+                            &folder,
+                            format!("no <stem>.{a} / <stem>.{b} file pair in this pair folder"),
+                        ));
                     }
+                    found.extend(inner);
                 }
-                found
             }
+            found
+        } else {
+            own
         };
         if found.is_empty() {
             return Err(LaseError::bad_file(
@@ -119,25 +153,56 @@ pub fn find_sets(paths: &[PathBuf]) -> Result<Vec<BitextSet>> {
                 "no test set here: expected <a>-<b> folders (deu-eng, de-en) holding <stem>.<a> and <stem>.<b> files",
             ));
         }
-        sets.extend(found);
+        for set in found {
+            if let Some(twin) = sets.iter().find(|s| s.name == set.name) {
+                return Err(LaseError::bad_file(
+                    &set.files.0,
+                    format!(
+                        "a second test set named {} (the first: {}): name the folders apart",
+                        set.name,
+                        twin.files.0.display()
+                    ),
+                ));
+            }
+            sets.push(set);
+        }
     }
     Ok(sets)
 }
 
-/// The sets in any language `wanted` names (lase's one code scheme: `de`, `deu` and
-/// `deu_Latn` all name a `deu-eng` folder's `deu`); all when `wanted` is None.
-fn select_sets(sets: Vec<BitextSet>, wanted: Option<&[String]>) -> Result<Vec<BitextSet>> {
+/// The sets in any language `wanted` names: a code as a folder writes it (`pt_BR`, `ti_ER`),
+/// or in lase's one code scheme (`de`, `deu` and `deu_Latn` all name a `deu-eng` folder's
+/// `deu`; `por` names `pt_BR`); all when `wanted` is None. None chosen is an error.
+pub fn select_sets(sets: Vec<BitextSet>, wanted: Option<&[String]>) -> Result<Vec<BitextSet>> {
     let Some(wanted) = wanted else {
         return Ok(sets);
     };
+    let written = |s: &BitextSet| [s.langs.0.clone(), s.langs.1.clone()];
+    let (exact, others): (Vec<String>, Vec<String>) = wanted
+        .iter()
+        .cloned()
+        .partition(|w| sets.iter().any(|s| written(s).contains(w)));
     let codes = |s: &BitextSet| [normalized(&s.langs.0), normalized(&s.langs.1)];
-    let mut available: Vec<String> = sets.iter().flat_map(codes).flatten().collect();
-    available.sort();
-    available.dedup();
-    let chosen = crate::lang::resolve(wanted, &available, None, "bitext test sets")?;
+    let mut chosen = Vec::new();
+    if !others.is_empty() {
+        let mut available: Vec<String> = sets.iter().flat_map(codes).flatten().collect();
+        available.sort();
+        available.dedup();
+        match crate::lang::resolve(&others, &available, None, "bitext test sets") {
+            Ok(c) => chosen = c,
+            Err(e) if exact.is_empty() => return Err(e),
+            Err(_) => tracing::warn!(
+                "bitext test sets: no data for {}; skipped",
+                others.join(", ")
+            ),
+        }
+    }
     Ok(sets
         .into_iter()
-        .filter(|s| codes(s).iter().flatten().any(|c| chosen.contains(c)))
+        .filter(|s| {
+            written(s).iter().any(|c| exact.contains(c))
+                || codes(s).iter().flatten().any(|c| chosen.contains(c))
+        })
         .collect())
 }
 
@@ -152,23 +217,41 @@ pub struct BitextReport {
     pub mean_xsim_error: f64,
 }
 
-/// Scores each of `sets`, every file read and checked before anything is embedded.
+/// The lines of a test file, counted without holding them.
+fn count_lines(path: &Path) -> Result<usize> {
+    let mut n = 0;
+    for line in crate::io::text::LineReader::open(path)? {
+        line?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Scores each of `sets`. Every pair of files is counted and checked to line up before
+/// anything is embedded; each set's text is then read when it is scored, so one set's
+/// sentences and vectors are held at a time. The search is exact (P@1 over all n lines of
+/// the other side): its time grows with n squared, seconds for the usual test sets of a
+/// few thousand lines.
 pub fn evaluate(
     encoder: &crate::model::SentenceEncoder,
     sets: &[BitextSet],
     options: &crate::inference::EncodeOptions,
     progress: bool,
 ) -> Result<BitextReport> {
-    let mut texts = Vec::with_capacity(sets.len());
+    for set in sets {
+        let (nx, ny) = (count_lines(&set.files.0)?, count_lines(&set.files.1)?);
+        if nx == 0 {
+            // read_test_lines names an empty file.
+            super::read_test_lines(&set.files.0)?;
+        }
+        super::check_aligned(&set.files.0, nx, &file_name(&set.files.1), ny)?;
+    }
+    let dim = encoder.dim();
+    let mut scores = BTreeMap::new();
     for set in sets {
         let x = super::read_test_lines(&set.files.0)?;
         let y = super::read_test_lines(&set.files.1)?;
         super::check_aligned(&set.files.0, x.len(), &file_name(&set.files.1), y.len())?;
-        texts.push((x, y));
-    }
-    let dim = encoder.dim();
-    let mut scores = BTreeMap::new();
-    for (set, (x, y)) in sets.iter().zip(&texts) {
         let embed = |lines: &[String], lang: &str| {
             super::embed_unit_vectors(
                 encoder,
@@ -178,10 +261,13 @@ pub fn evaluate(
                 progress,
             )
         };
-        let (vx, vy) = (embed(x, &set.langs.0)?, embed(y, &set.langs.1)?);
+        let (vx, vy) = (embed(&x, &set.langs.0)?, embed(&y, &set.langs.1)?);
         let mx = MatrixView::new(&vx, x.len(), dim)?;
         let my = MatrixView::new(&vy, y.len(), dim)?;
-        scores.insert(set.name.clone(), bitext_retrieval(&mx, &my, Some((x, y)))?);
+        scores.insert(
+            set.name.clone(),
+            bitext_retrieval(&mx, &my, Some((&x, &y)))?,
+        );
     }
     let n = scores.len().max(1) as f64;
     Ok(BitextReport {
@@ -309,6 +395,52 @@ mod tests {
     }
 
     #[test]
+    fn pair_folders_are_read_whatever_the_roots_name_and_ambiguities_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        // A root named like a pair (`wmt-dev`) holding pair folders is a folder of them.
+        let root = dir.path().join("wmt-dev");
+        write(&root.join("deu-eng/t.deu"), "a\n");
+        write(&root.join("deu-eng/t.eng"), "a\n");
+        let sets = find_sets(std::slice::from_ref(&root)).unwrap();
+        assert_eq!(sets.len(), 1);
+        // The same set name under two roots.
+        let other = dir.path().join("wmt20");
+        write(&other.join("deu-eng/t.deu"), "b\n");
+        write(&other.join("deu-eng/t.eng"), "b\n");
+        let err = find_sets(&[root.clone(), other.clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("a second test set named deu-eng/t"), "{err}");
+        // A pair folder with no pair inside a root, one language written twice, and one
+        // stem in plain and gzip form are each named.
+        write(&other.join("fr-en/x.fra"), "c\n");
+        let err = find_sets(std::slice::from_ref(&other))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("fr-en") && err.contains("no <stem>.fr / <stem>.en"),
+            "{err}"
+        );
+        let same = dir.path().join("en-en");
+        write(&same.join("t.en"), "a\n");
+        let err = find_sets(std::slice::from_ref(&same))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("both sides of this pair folder are en"),
+            "{err}"
+        );
+        let twice = dir.path().join("de-en");
+        write(&twice.join("t.de"), "a\n");
+        write(&twice.join("t.de.gz"), "a\n");
+        write(&twice.join("t.en"), "a\n");
+        let err = find_sets(std::slice::from_ref(&twice))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("t.de is here twice"), "{err}");
+    }
+
+    #[test]
     fn langs_keep_the_sets_in_either_language_by_any_code_form() {
         let set = |a: &str, b: &str| BitextSet {
             name: format!("{a}-{b}/t"),
@@ -328,6 +460,10 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = kept.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["deu-eng/t", "fr-en/t", "en-pt_BR/t"]);
+        // A code as the folder writes it, region and all; with one that names nothing.
+        let kept = select_sets(sets.clone(), Some(&["pt_BR".into(), "jpn".into()])).unwrap();
+        let names: Vec<&str> = kept.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["en-pt_BR/t"]);
         assert_eq!(select_sets(sets.clone(), None).unwrap(), sets);
         assert!(select_sets(sets, Some(&["jpn".into()])).is_err());
     }
