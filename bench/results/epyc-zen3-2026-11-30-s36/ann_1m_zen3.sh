@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Issue 19's ANN goal at 1M x 1M on the AVX2-only Zen 3 ("not measured on this kind" in
+# docs/benchmarks.md's table), written in the thirty-sixth session for a later session on
+# this kind, run with NOTHING else on the machine (arms stopped or finished): the command of
+# the table's "Commands" list, as the Zen 5 (twentieth session) and the AMX Xeon (twenty-sixth)
+# ran it, then faiss alone at narrower searches (its fastest setting above recall 0.95 is the
+# peer at its best). Expect ~45 min to embed the 2M sentences with lase-mini (int8 on this
+# CPU), then the lase and faiss runs (faiss peak RSS ~10 GB: no arm may be resident).
+# Raw outputs beside this script: lscpu.txt, ann_scale_1m.txt/.json, ann_scale_1m_faiss_ef_32_48.txt.
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+R=${OUT:-bench/results/$(basename "$(dirname "$0")")}
+if pgrep -f "lase .*train" >/dev/null; then
+  echo "a lase train is running: stop it first (the timings need the whole machine)" >&2
+  exit 1
+fi
+lscpu > "$R/lscpu_ann.txt"
+date -u +"start %H:%M:%S"
+.venv/bin/python bench/ann_scale.py --threads 2 --sizes 1000000 --exact-max 250000 --storages bf16 --work runs/ann-scale-1m > "$R/ann_scale_1m.txt" 2>&1
+cp runs/ann-scale-1m/results.json "$R/ann_scale_1m.json"
+date -u +"ann_scale done %H:%M:%S"
+.venv/bin/python bench/ann_scale_faiss_ef.py 32 48 > "$R/ann_scale_1m_faiss_ef_32_48.txt" 2>&1
+date -u +"faiss ef done %H:%M:%S"
