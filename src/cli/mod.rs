@@ -93,7 +93,7 @@ pub enum Command {
     /// pairs equal lase mine's on the same corpora.
     #[command(subcommand)]
     Shard(shard::ShardCommand),
-    /// Evaluate a model on benchmarks: tatoeba, flores, bucc, pool, sts, sib.
+    /// Evaluate a model on benchmarks: tatoeba, flores, bucc, pool, sts, sib; bitext for your own test sets.
     Eval(eval::EvalArgs),
     /// Score a model on a recipe's dev split (never a test set): P@1 among each
     /// language's own dev pairs, as training logs it, and among all the split's targets.
