@@ -342,3 +342,54 @@ fn check_leakage_command_fails_on_leaks_and_passes_with_the_exclusion() {
         assert!(err.contains(says), "{err}");
     }
 }
+
+/// `lase check-leakage --bitext`: the user's own held-out test sets (as `lase eval --bitext`
+/// takes them) count as test sentences. A recipe that passes against the benchmarks (its
+/// exclusion drops their two leaks) fails on a training sentence that is also in a user's
+/// set, naming the set; without --bitext it passes.
+#[test]
+fn check_leakage_counts_your_own_test_sets() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = planted_leak(dir.path());
+    let sets = dir.path().join("held-out/deu-eng");
+    std::fs::create_dir_all(&sets).unwrap();
+    std::fs::write(sets.join("news.deu"), "Guten Morgen.\nEin anderer Satz.\n").unwrap();
+    std::fs::write(sets.join("news.eng"), "Good day.\nAnother sentence.\n").unwrap();
+    let recipe = dir.path().join("recipe.toml");
+    std::fs::write(
+        &recipe,
+        format!(
+            "[data]\nsources = [{{ format = \"tsv\", path = {:?}, src_lang = \"deu\", tgt_lang = \"eng\" }}]\nexclude_test_sets = {:?}\n",
+            train.display().to_string(),
+            dir.path().display().to_string()
+        ),
+    )
+    .unwrap();
+    let check = |bitext: Option<&Path>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_lase"));
+        c.arg("check-leakage")
+            .arg("--config")
+            .arg(&recipe)
+            .arg("--data-dir")
+            .arg(dir.path());
+        if let Some(b) = bitext {
+            c.arg("--bitext").arg(b);
+        }
+        let out = c.output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let (ok, text) = check(None);
+    assert!(ok && text.contains("0 leaked sentences"), "{text}");
+    let (ok, text) = check(Some(&dir.path().join("held-out")));
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("in 1 test sets of --bitext: 1 leaked sentences")
+            && text.contains("\"Guten Morgen.\" is in bitext deu-eng/news (deu)"),
+        "{text}"
+    );
+}

@@ -18,12 +18,19 @@ pub struct CheckLeakageArgs {
     /// the benchmark folder and that drops exactly the same pairs.
     #[arg(long)]
     write_found: Option<PathBuf>,
+    /// Your own test sets too, as `lase eval --bitext` takes them (a `<a>-<b>` folder of
+    /// `<stem>.<a>` / `<stem>.<b>` files, or a folder of such folders; comma-separated or
+    /// repeated): their sentences count as test sentences (the recipe's exclude_test_sets
+    /// does not drop them; a --write-found list does).
+    #[arg(long, value_delimiter = ',')]
+    bitext: Vec<PathBuf>,
 }
 
 pub fn check_leakage(args: CheckLeakageArgs) -> Result<()> {
     use lase::eval::leakage::{BenchmarkSentences, find_leaks};
     let config = lase::train::TrainConfig::from_file(&args.config)?;
-    let benchmarks = BenchmarkSentences::read(&args.data_dir)?;
+    let bitext_sets = lase::eval::bitext::find_sets(&args.bitext)?;
+    let mut benchmarks = BenchmarkSentences::read(&args.data_dir)?;
     // The pairs `lase train` reads (the exclusion folder is not read again when it is
     // the one checked here).
     let (corpus, dropped) = lase::train::training_data::read_training_pairs(
@@ -36,6 +43,9 @@ pub fn check_leakage(args: CheckLeakageArgs) -> Result<()> {
             dir.display()
         );
     }
+    // The user's own sets join the check after the pairs are read: `lase train` would not
+    // drop them, so neither may this reading of its pairs.
+    lase::eval::bitext::add_test_sentences(&bitext_sets, &mut benchmarks)?;
     if let Some(path) = &args.write_found {
         let raw = lase::data::ParallelCorpus::read(&config.data.sources)?;
         let mut found: Vec<String> = find_leaks(&raw, &benchmarks)
@@ -55,10 +65,15 @@ pub fn check_leakage(args: CheckLeakageArgs) -> Result<()> {
     }
     let leaks = find_leaks(&corpus, &benchmarks);
     println!(
-        "{} training pairs, {} distinct test sentences under {}: {} leaked sentences",
+        "{} training pairs, {} distinct test sentences under {}{}: {} leaked sentences",
         corpus.pairs.len(),
         benchmarks.len(),
         args.data_dir.display(),
+        if bitext_sets.is_empty() {
+            String::new()
+        } else {
+            format!(" and in {} test sets of --bitext", bitext_sets.len())
+        },
         leaks.len()
     );
     for leak in leaks.iter().take(20) {

@@ -170,6 +170,21 @@ pub fn find_sets(paths: &[PathBuf]) -> Result<Vec<BitextSet>> {
     Ok(sets)
 }
 
+/// Adds every sentence of `sets` (both sides) to `sentences`, each named by its set and
+/// language: `lase check-leakage --bitext` checks a recipe against the user's own test sets.
+pub fn add_test_sentences(
+    sets: &[BitextSet],
+    sentences: &mut super::leakage::BenchmarkSentences,
+) -> Result<()> {
+    for set in sets {
+        for (file, lang) in [(&set.files.0, &set.langs.0), (&set.files.1, &set.langs.1)] {
+            let lines = crate::io::text::read_lines(file)?;
+            sentences.add(&format!("bitext {} ({lang})", set.name), &lines);
+        }
+    }
+    Ok(())
+}
+
 /// The sets in any language `wanted` names: a code as a folder writes it (`pt_BR`, `ti_ER`),
 /// or in lase's one code scheme (`de`, `deu` and `deu_Latn` all name a `deu-eng` folder's
 /// `deu`; `por` names `pt_BR`); all when `wanted` is None. None chosen is an error.
