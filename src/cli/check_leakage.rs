@@ -15,7 +15,8 @@ pub struct CheckLeakageArgs {
     data_dir: PathBuf,
     /// Also write the distinct test sentences that occur in the recipe's sources (before
     /// its exclusion), one per line: a file that `exclude_test_sets` accepts in place of
-    /// the benchmark folder and that drops exactly the same pairs.
+    /// the benchmark folder and that drops exactly the same pairs (with --bitext, those
+    /// sets' pairs too).
     #[arg(long)]
     write_found: Option<PathBuf>,
     /// Your own test sets too, as `lase eval --bitext` takes them (a `<a>-<b>` folder of

@@ -216,6 +216,7 @@ pub fn evaluate_flores(
     let dim = encoder.dim();
     let english_name = format!("{}.devtest", super::flores::ENGLISH);
     let english_lines = super::read_test_lines(dir.join(&english_name))?;
+    let least = least_rows(config)?;
     // Every file is read and checked against English (line i translates line i; both
     // splits need a sentence) before anything is embedded.
     let mut others = Vec::new();
@@ -223,7 +224,6 @@ pub fn evaluate_flores(
         let path = dir.join(format!("{lang}.devtest"));
         let lines = super::read_test_lines(&path)?;
         super::check_aligned(&path, lines.len(), &english_name, english_lines.len())?;
-        let least = least_rows(config)?;
         if lines.len() < least {
             return Err(LaseError::bad_file(
                 &path,

@@ -6,17 +6,19 @@
 # ran it, then faiss alone at narrower searches (its fastest setting above recall 0.95 is the
 # peer at its best). Expect ~45 min to embed the 2M sentences with lase-mini (int8 on this
 # CPU), then the lase and faiss runs (faiss peak RSS ~10 GB: no arm may be resident).
-# Raw outputs beside this script: lscpu.txt, ann_scale_1m.txt/.json, ann_scale_1m_faiss_ef_32_48.txt.
+# Raw outputs beside this script (or in $OUT): lscpu_ann.txt, ann_scale_1m.txt/.json,
+# ann_scale_1m_faiss_ef_32_48.txt.
 set -uo pipefail
+R=$(mkdir -p "${OUT:-$(dirname "$0")}" && cd "${OUT:-$(dirname "$0")}" && pwd) || exit 1
 cd "$(dirname "$0")/../../.."
-R=${OUT:-bench/results/$(basename "$(dirname "$0")")}
 if pgrep -f "lase .*train" >/dev/null; then
   echo "a lase train is running: stop it first (the timings need the whole machine)" >&2
   exit 1
 fi
 lscpu > "$R/lscpu_ann.txt"
 date -u +"start %H:%M:%S"
-.venv/bin/python bench/ann_scale.py --threads 2 --sizes 1000000 --exact-max 250000 --storages bf16 --work runs/ann-scale-1m > "$R/ann_scale_1m.txt" 2>&1
+.venv/bin/python bench/ann_scale.py --threads 2 --sizes 1000000 --exact-max 250000 --storages bf16 --work runs/ann-scale-1m > "$R/ann_scale_1m.txt" 2>&1 ||
+  { echo "ann_scale.py failed: $R/ann_scale_1m.txt" >&2; exit 1; }
 cp runs/ann-scale-1m/results.json "$R/ann_scale_1m.json"
 date -u +"ann_scale done %H:%M:%S"
 .venv/bin/python bench/ann_scale_faiss_ef.py 32 48 > "$R/ann_scale_1m_faiss_ef_32_48.txt" 2>&1
