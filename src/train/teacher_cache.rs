@@ -90,21 +90,32 @@ fn fingerprint(texts: &[String]) -> String {
 /// card), each by its path inside the folder, its length and its bytes, in path order. A
 /// run whose recipe names another teacher, or whose teacher's files changed, recomputes.
 fn teacher_fingerprint(folder: &Path) -> Result<String> {
+    // Every file under the folder (io::files_under, sorted), leaving out Markdown, hidden
+    // entries (`.git`, `.cache`, lase's own `.NAME.tmp-PID` leftovers) and links to nothing.
     let mut files = Vec::new();
-    collect_files(folder, Path::new(""), 0, &mut files)?;
-    files.sort();
+    for relative in crate::io::files_under(folder)? {
+        let hidden = relative.split('/').any(|part| part.starts_with('.'));
+        if hidden || relative.ends_with(".md") {
+            continue;
+        }
+        let path = folder.join(&relative);
+        match std::fs::metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(LaseError::io(&path, e)),
+            Ok(_) => files.push((relative, path)),
+        }
+    }
     let mut h = Fnv1a64::new();
     let mut buffer = vec![0u8; 1 << 20];
-    for relative in &files {
-        let path = folder.join(relative);
-        let mut file = std::fs::File::open(&path).map_err(|e| LaseError::io(&path, e))?;
-        let length = file.metadata().map_err(|e| LaseError::io(&path, e))?.len();
-        h.update(relative.to_string_lossy().as_bytes());
+    for (relative, path) in &files {
+        let mut file = std::fs::File::open(path).map_err(|e| LaseError::io(path, e))?;
+        let length = file.metadata().map_err(|e| LaseError::io(path, e))?.len();
+        h.update(relative.as_bytes());
         h.update(&[0]);
         h.update(&length.to_le_bytes());
         loop {
             let n =
-                std::io::Read::read(&mut file, &mut buffer).map_err(|e| LaseError::io(&path, e))?;
+                std::io::Read::read(&mut file, &mut buffer).map_err(|e| LaseError::io(path, e))?;
             if n == 0 {
                 break;
             }
@@ -112,40 +123,6 @@ fn teacher_fingerprint(folder: &Path) -> Result<String> {
         }
     }
     Ok(format!("{} files, fnv1a64 {:016x}", files.len(), h.0))
-}
-
-/// The files below `folder/relative` (links followed, at most 8 folders deep), as paths
-/// relative to `folder`, leaving out Markdown, hidden entries (`.git`, `.cache`, lase's
-/// own `.NAME.tmp-PID` leftovers) and links to nothing.
-fn collect_files(
-    folder: &Path,
-    relative: &Path,
-    depth: usize,
-    out: &mut Vec<std::path::PathBuf>,
-) -> Result<()> {
-    let here = folder.join(relative);
-    let entries = std::fs::read_dir(&here).map_err(|e| LaseError::io(&here, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| LaseError::io(&here, e))?;
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let path = entry.path();
-        let inner = relative.join(entry.file_name());
-        let meta = match std::fs::metadata(&path) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(LaseError::io(&path, e)),
-        };
-        if meta.is_dir() {
-            if depth < 8 {
-                collect_files(folder, &inner, depth + 1, out)?;
-            }
-        } else if path.extension().is_none_or(|e| e != "md") {
-            out.push(inner);
-        }
-    }
-    Ok(())
 }
 
 /// A cache's fingerprint: what it embeds and with which teacher.
