@@ -20,8 +20,8 @@
 #  3. the demo's calibration mine and its mine without a threshold, f32;
 #  4. the README's main job (scripts/run.sh, LASE_MODEL = the adopted folder; it runs
 #     target/release/lase) in f32 and under LASE_PRECISION=auto;
-#  5. the test sets again in each of PRECISIONS (default "bf16 int8"; a CPU without
-#     AVX512-BF16 or AMX emulates bf16 slowly: PRECISIONS=int8 there).
+#  5. the test sets again in each of PRECISIONS (default "bf16 int8" on a CPU with
+#     AVX512-BF16 or AMX, "int8" on one without, where bf16 is emulated slowly).
 # The first step that fails stops the script with its status. LASE names the binary,
 # LASE_DEFAULT_DIR the default's folder (models/lase-base) and LASE_RUNS_DIR the folder of
 # runs and evaluations (runs), for the script's own tests.
@@ -38,7 +38,11 @@ previous=$(abs "${4:?PREVIOUS_TATOEBA_JSON}")
 cd "$(dirname "$0")/.."
 
 LASE=${LASE:-./target/release/lase}
-precisions=${PRECISIONS:-bf16 int8}
+if grep -q -w -E 'avx512_bf16|amx_bf16' /proc/cpuinfo 2>/dev/null; then
+  precisions=${PRECISIONS:-bf16 int8}
+else
+  precisions=${PRECISIONS:-int8}
+fi
 default=${LASE_DEFAULT_DIR:-models/lase-base}
 runs=${LASE_RUNS_DIR:-runs}
 stamp() { echo "$1 $(date -u +%H:%M:%S)"; }
@@ -54,6 +58,7 @@ m=$runs/$chosen
 [ -f "$m/model.safetensors" ] || { echo "adopt_default.sh: no $m/model.safetensors" >&2; exit 2; }
 mkdir -p "$out"
 echo "chosen: $chosen -> $default ($name)"
+echo "test sets after f32 also in: $precisions (PRECISIONS; bf16 only where the CPU has AVX512-BF16 or AMX)"
 
 # 1. The weights and the checksum file that names them: everything written beside the
 # folder's files first, then renamed into place back to back.

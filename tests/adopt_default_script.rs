@@ -59,6 +59,11 @@ impl Fixture {
     }
 
     fn run_with(&self, outcome: &Path) -> Output {
+        self.run_env(outcome, None)
+    }
+
+    /// As `run_with`, with PRECISIONS set to `precisions` when given (unset otherwise).
+    fn run_env(&self, outcome: &Path, precisions: Option<&str>) -> Output {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/adopt_default.sh");
         std::process::Command::new("bash")
             .arg(script)
@@ -70,6 +75,8 @@ impl Fixture {
             .env("LASE", "/nonexistent/lase")
             .env("LASE_DEFAULT_DIR", self.path("default"))
             .env("LASE_RUNS_DIR", self.path("runs"))
+            .env_remove("PRECISIONS")
+            .envs(precisions.map(|p| ("PRECISIONS", p)))
             .output()
             .expect("bash runs")
     }
@@ -203,4 +210,26 @@ fn the_chosen_weights_are_copied_and_the_checksums_rewritten_before_the_evaluati
     assert!(verified.contains("model.safetensors: OK"), "{verified}");
     let summary = std::fs::read_to_string(f.path("out/eval-run99-summary.txt")).unwrap();
     assert!(summary.contains("/nonexistent/lase"), "{summary}");
+}
+
+/// The precisions the test sets are read in after f32 (step 5): bf16 only on a CPU whose
+/// flags include AVX512-BF16 or AMX-BF16 (elsewhere libtorch emulates it slowly), and
+/// whatever PRECISIONS names when it is set.
+#[test]
+fn bf16_evaluations_only_where_the_cpu_has_bf16_and_precisions_overrides() {
+    let f = Fixture::new(true);
+    let outcome = f.path("rule_outcome.txt");
+    std::fs::write(&outcome, "chosen: cand\n").unwrap();
+    let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let has_bf16 = flags
+        .split_whitespace()
+        .any(|w| w == "avx512_bf16" || w == "amx_bf16");
+    let expected = if has_bf16 { "bf16 int8" } else { "int8" };
+    let e = text(&f.run_env(&outcome, None));
+    assert!(
+        e.contains(&format!("test sets after f32 also in: {expected} (")),
+        "bf16 on this CPU: {has_bf16}\n{e}"
+    );
+    let e = text(&f.run_env(&outcome, Some("f16 int8")));
+    assert!(e.contains("test sets after f32 also in: f16 int8 ("), "{e}");
 }
