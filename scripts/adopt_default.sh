@@ -37,8 +37,9 @@ previous=$(abs "${4:?PREVIOUS_TATOEBA_JSON}")
 [ -z "${LASE_RUNS_DIR:-}" ] || LASE_RUNS_DIR=$(abs "$LASE_RUNS_DIR")
 cd "$(dirname "$0")/.."
 
+. scripts/lib/cpu_bf16.sh
 LASE=${LASE:-./target/release/lase}
-if grep -q -w -E 'avx512_bf16|amx_bf16' /proc/cpuinfo 2>/dev/null; then
+if cpu_has_bf16; then
   precisions=${PRECISIONS:-bf16 int8}
 else
   precisions=${PRECISIONS:-int8}

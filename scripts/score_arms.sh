@@ -8,8 +8,9 @@
 # Steps, each resumed or repeated safely after a kill:
 #  0. waits while a `lase train` writes into either arm's folder (arms trained in the background);
 #  1. each arm trained to its last step (`lase train` resumes from its checkpoint), in
-#     LASE_TRAIN_PRECISION (default bf16; f32 on a CPU without AVX512-BF16 or AMX, where
-#     bf16 is emulated: keep an arm's precision when it resumes);
+#     LASE_TRAIN_PRECISION (default: bf16 on a CPU with AVX512-BF16 or AMX, f32 on one
+#     without, where bf16 is emulated and slower; scripts/lib/cpu_bf16.sh decides and the
+#     script prints which);
 #  2. each arm's last model (and its best-dev model where that differs) exported to f16, as
 #     shipped; M = 0.5 A2 + 0.5 A4; the default + 0.3 / 0.5 of the way to M;
 #  3. `lase dev-score` of the default and every candidate (configs/lase-base-non-pivot-cpu-anneal.toml's
@@ -22,10 +23,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/run_progress.sh
 . scripts/lib/base_dev_score.sh
+. scripts/lib/cpu_bf16.sh
 name=${1:?NAME, as in configs/lase-base-NAME-mse2-cpu.toml}
 out=${2:?OUT_DIR for the dev scores and the outcome}
 LASE=${LASE:-./target/release/lase}
-precision=${LASE_TRAIN_PRECISION:-bf16}
+if [ -n "${LASE_TRAIN_PRECISION:-}" ]; then
+  precision=$LASE_TRAIN_PRECISION why="LASE_TRAIN_PRECISION"
+elif cpu_has_bf16; then
+  precision=bf16 why="the CPU has AVX512-BF16 or AMX"
+else
+  precision=f32 why="the CPU has neither AVX512-BF16 nor AMX: bf16 would be emulated"
+fi
+echo "training precision: $precision ($why)"
 mkdir -p "$out"
 tag=${name/run/r}
 # An arm may be training in the background (side by side, one thread each: `lase --threads 1

@@ -59,11 +59,12 @@ impl Fixture {
     }
 
     fn run_with(&self, outcome: &Path) -> Output {
-        self.run_env(outcome, None)
+        self.run_env(outcome, None, None)
     }
 
-    /// As `run_with`, with PRECISIONS set to `precisions` when given (unset otherwise).
-    fn run_env(&self, outcome: &Path, precisions: Option<&str>) -> Output {
+    /// As `run_with`, with PRECISIONS set to `precisions` when given (unset otherwise) and the
+    /// CPU's flags read from `cpuinfo` when given (this machine's /proc/cpuinfo otherwise).
+    fn run_env(&self, outcome: &Path, precisions: Option<&str>, cpuinfo: Option<&Path>) -> Output {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/adopt_default.sh");
         std::process::Command::new("bash")
             .arg(script)
@@ -77,6 +78,8 @@ impl Fixture {
             .env("LASE_RUNS_DIR", self.path("runs"))
             .env_remove("PRECISIONS")
             .envs(precisions.map(|p| ("PRECISIONS", p)))
+            .env_remove("LASE_CPUINFO")
+            .envs(cpuinfo.map(|c| ("LASE_CPUINFO", c)))
             .output()
             .expect("bash runs")
     }
@@ -220,16 +223,23 @@ fn bf16_evaluations_only_where_the_cpu_has_bf16_and_precisions_overrides() {
     let f = Fixture::new(true);
     let outcome = f.path("rule_outcome.txt");
     std::fs::write(&outcome, "chosen: cand\n").unwrap();
-    let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let has_bf16 = flags
-        .split_whitespace()
-        .any(|w| w == "avx512_bf16" || w == "amx_bf16");
-    let expected = if has_bf16 { "bf16 int8" } else { "int8" };
-    let e = text(&f.run_env(&outcome, None));
+    // Two CPUs' flag lines, as /proc/cpuinfo prints them: an AMX Xeon's and an AVX2-only EPYC's.
+    let amx = f.path("cpuinfo-amx");
+    std::fs::write(
+        &amx,
+        "flags\t\t: fpu avx2 avx512f avx512_bf16 amx_bf16 amx_tile\n",
+    )
+    .unwrap();
+    let avx2 = f.path("cpuinfo-avx2");
+    // avx512_vnni and a flag that merely contains "bf16" must not count.
+    std::fs::write(&avx2, "flags\t\t: fpu avx2 fma avx512_vnni xbf16x\n").unwrap();
+    let e = text(&f.run_env(&outcome, None, Some(&amx)));
     assert!(
-        e.contains(&format!("test sets after f32 also in: {expected} (")),
-        "bf16 on this CPU: {has_bf16}\n{e}"
+        e.contains("test sets after f32 also in: bf16 int8 ("),
+        "{e}"
     );
-    let e = text(&f.run_env(&outcome, Some("f16 int8")));
+    let e = text(&f.run_env(&outcome, None, Some(&avx2)));
+    assert!(e.contains("test sets after f32 also in: int8 ("), "{e}");
+    let e = text(&f.run_env(&outcome, Some("f16 int8"), Some(&avx2)));
     assert!(e.contains("test sets after f32 also in: f16 int8 ("), "{e}");
 }
