@@ -26,6 +26,7 @@ lines can embed to the same vector (2.2% of the 100k target rows here).
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -101,10 +102,21 @@ def prepare(args, work):
         os.replace(tmp, text)
         raw.unlink()
     vectors = work / "vectors.npy"
-    if not vectors.exists():
+    # The cached vectors name the weights that made them: a later model in the same folder
+    # (a new lase-mini, say) is refused rather than timed on another model's vectors.
+    stamp = work / "vectors.model"
+    weights = hashlib.sha256((Path(args.model) / "model.safetensors").read_bytes()).hexdigest()
+    made_by = f"{args.model} {weights}"
+    if vectors.exists():
+        if not stamp.exists() or stamp.read_text(encoding="utf-8").strip() != made_by:
+            raise SystemExit(f"{vectors} was not embedded by {made_by} ({stamp}: "
+                             f"{stamp.read_text(encoding='utf-8').strip() if stamp.exists() else 'missing'}); "
+                             f"remove it or give another --work")
+    else:
         seconds, rss, out = timed([str(ROOT / "target/release/lase"), "--threads", str(args.threads), "embed",
                                    "--model", args.model, "--input", str(text), "--output", str(vectors),
                                    "--normalize", "--quiet"])
+        stamp.write_text(made_by + "\n", encoding="utf-8")
         print(f"embedded {need} sentences with {args.model}: {seconds:.0f} s ({need / seconds:.0f} sentences/s), "
               f"peak RSS {rss:.0f} MiB; {out.strip()}", flush=True)
     return text, np.load(vectors, mmap_mode="r")
@@ -128,12 +140,18 @@ def main():
                     help="candidates per neighbour rescored in f32 (lase's RESCORED_PER_K); faiss does the same")
     ap.add_argument("--no-faiss", action="store_true", help="lase's rows only (faiss at other ef: bench/ann_scale_faiss_ef.py)")
     ap.add_argument("--lase", default=str(ROOT / "target/release/lase"), help="the lase binary to time")
+    ap.add_argument("--prepare-only", action="store_true",
+                    help="sample and embed the sentences into --work, then stop: untimed, so it may run beside "
+                         "other work (the searches after it need the machine alone)")
     args = ap.parse_args()
     args.sizes = sorted(int(s) for s in args.sizes.split(","))
     args.storages = args.storages.split(",")
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     text, vectors = prepare(args, work)
+    if args.prepare_only:
+        print(f"prepared {vectors.shape[0]} vectors ({vectors.shape[1]}-d) in {work}", flush=True)
+        return
     lines = text.read_text(encoding="utf-8").splitlines()
     half = len(lines) // 2
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")

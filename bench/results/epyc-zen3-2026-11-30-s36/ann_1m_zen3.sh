@@ -6,6 +6,10 @@
 # ran it, then faiss alone at narrower searches (its fastest setting above recall 0.95 is the
 # peer at its best). Expect ~45 min to embed the 2M sentences with lase-mini (int8 on this
 # CPU), then the lase and faiss runs (faiss peak RSS ~10 GB: no arm may be resident).
+# The embedding is not timed and may be made beforehand beside other work (thirty-eighth
+# session): .venv/bin/python bench/ann_scale.py --threads 2 --sizes 1000000 --work runs/ann-scale-1m --prepare-only
+# (the vectors name the weights that made them in runs/ann-scale-1m/vectors.model; another
+# lase-mini there is refused).
 # Raw outputs beside this script (or in $OUT): lscpu_ann.txt, ann_scale_1m.txt/.json,
 # ann_scale_1m_faiss_ef_32_48.txt.
 set -uo pipefail
