@@ -39,13 +39,7 @@ export LASE
 resolved=$(recipe_text "$config") || exit 2
 run=$(sed -n 's/^teacher = "\(.*\)\/teacher"$/\1/p' <<<"$resolved" | head -1)
 [ -n "$run" ] || { echo "mini_round.sh: $config: its teacher must be \"RUN/teacher\" (the folder continue_mini.sh builds)" >&2; exit 2; }
-if [ -n "${LASE_TRAIN_PRECISION:-}" ]; then
-  precision=$LASE_TRAIN_PRECISION why="LASE_TRAIN_PRECISION"
-elif cpu_has_bf16; then
-  precision=bf16 why="the CPU has AVX512-BF16 or AMX"
-else
-  precision=f32 why="the CPU has neither AVX512-BF16 nor AMX: bf16 would be emulated"
-fi
+pick_training_precision
 echo "training precision: $precision ($why)"
 mkdir -p "$run" "$out"
 echo "training starts $(date -u +%H:%M:%S) (log: $run/train.log)"

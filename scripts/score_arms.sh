@@ -27,13 +27,7 @@ cd "$(dirname "$0")/.."
 name=${1:?NAME, as in configs/lase-base-NAME-mse2-cpu.toml}
 out=${2:?OUT_DIR for the dev scores and the outcome}
 LASE=${LASE:-./target/release/lase}
-if [ -n "${LASE_TRAIN_PRECISION:-}" ]; then
-  precision=$LASE_TRAIN_PRECISION why="LASE_TRAIN_PRECISION"
-elif cpu_has_bf16; then
-  precision=bf16 why="the CPU has AVX512-BF16 or AMX"
-else
-  precision=f32 why="the CPU has neither AVX512-BF16 nor AMX: bf16 would be emulated"
-fi
+pick_training_precision
 echo "training precision: $precision ($why)"
 mkdir -p "$out"
 tag=${name/run/r}
