@@ -17,6 +17,10 @@
 //!    tokenises exactly as before. The model then computes the same vectors as before
 //!    for all text it could read, and only what it read as [UNK] gets new rows (each
 //!    such piece's old spelling is [UNK], so its row starts as [UNK]'s).
+//!    With [`PieceSelection::NonLatin`] only pieces holding a letter of a script other
+//!    than Latin are kept (learnt from the sentences holding one): Latin-script text
+//!    tokenises exactly as before, and the scripts an English vocabulary holds only as
+//!    single letters (Cyrillic, Arabic, Greek, Hebrew, Hangul's jamo) get word pieces.
 //! 3. Each new row of the word-embedding matrix starts as the mean of the teacher's rows
 //!    of the piece's tokenisation under the old vocabulary (a common initialisation for
 //!    added tokens; a piece the old vocabulary cannot spell gets [UNK]'s row).
@@ -56,6 +60,33 @@ pub enum PieceSelection {
     Any,
     /// Only pieces holding a character no old piece holds (see the module doc).
     Unreadable,
+    /// Only pieces holding a letter of a script other than Latin, learnt from the sample's
+    /// sentences that hold one. A word of Latin letters, digits and punctuation holds no
+    /// such letter, so no new piece matches inside it and it tokenises exactly as before;
+    /// scripts an English vocabulary can read only letter by letter (Cyrillic, Arabic,
+    /// Greek, Hebrew, Hangul's jamo) get word pieces instead.
+    NonLatin,
+}
+
+/// Whether `c` is a letter of the Latin script (Unicode's Latin blocks, fullwidth forms
+/// included), or one of the modifier letters Latin orthographies write inside words (the
+/// glottal stop ʼ, the tone and length marks ˈ ˋ ː of many Bible translations' spellings:
+/// Spacing Modifier Letters, Modifier Tone Letters). Digits, punctuation and marks are not
+/// letters of any script here.
+pub fn is_latin_letter(c: char) -> bool {
+    c.is_alphabetic()
+        && matches!(c as u32,
+            0x41..=0x5A | 0x61..=0x7A | 0xAA | 0xBA | 0xC0..=0x24F | 0x250..=0x2FF | 0xA700..=0xA71F
+            | 0x1D00..=0x1DBF | 0x1E00..=0x1EFF | 0x2071 | 0x207F | 0x2090..=0x209C
+            | 0x2C60..=0x2C7F | 0xA720..=0xA7FF | 0xAB30..=0xAB6F | 0xFB00..=0xFB06
+            | 0xFF21..=0xFF3A | 0xFF41..=0xFF5A)
+        && !matches!(c, '\u{D7}' | '\u{F7}')
+}
+
+/// Whether `text` holds a letter of a script other than Latin.
+fn has_non_latin_letter(text: &str) -> bool {
+    text.chars()
+        .any(|c| c.is_alphabetic() && !is_latin_letter(c))
 }
 
 /// Copies the model folder `model` to `output` with `pieces` new WordPiece pieces
@@ -160,7 +191,8 @@ pub(crate) fn read_wordpiece(
 
 /// The `pieces` most frequent pieces that `old` (vocabulary `old_vocab`) lacks, from a
 /// WordPiece trained on the sample with `old`'s normaliser and pre-tokeniser; with
-/// [`PieceSelection::Unreadable`] only those holding a character no old piece holds.
+/// [`PieceSelection::Unreadable`] only those holding a character no old piece holds, with
+/// [`PieceSelection::NonLatin`] only those holding a non-Latin letter.
 fn learn_pieces(
     old: &Tokenizer,
     old_vocab: &std::collections::HashMap<String, u32>,
@@ -170,6 +202,16 @@ fn learn_pieces(
     prefix: &str,
 ) -> Result<Vec<String>> {
     let alphabet = Alphabet::of(old_vocab.keys(), prefix);
+    // Sentences wholly in Latin letters cannot give a non-Latin piece: leave them out, so
+    // the trainer's merges are spent on the other scripts.
+    let sample: Vec<&str> = match selection {
+        PieceSelection::NonLatin => sample
+            .iter()
+            .copied()
+            .filter(|s| has_non_latin_letter(s))
+            .collect(),
+        _ => sample.to_vec(),
+    };
     let trainer = WordPieceTrainer::builder()
         .vocab_size(old_vocab.len() + pieces * 2)
         .min_frequency(3)
@@ -193,7 +235,11 @@ fn learn_pieces(
         .into_iter()
         .map(|(p, _)| p)
         .filter(|p| !old_vocab.contains_key(p) && p != prefix)
-        .filter(|p| selection == PieceSelection::Any || alphabet.lacks_a_character_of(p))
+        .filter(|p| match selection {
+            PieceSelection::Any => true,
+            PieceSelection::Unreadable => alphabet.lacks_a_character_of(p),
+            PieceSelection::NonLatin => has_non_latin_letter(p.strip_prefix(prefix).unwrap_or(p)),
+        })
         .take(pieces)
         .collect())
 }
@@ -458,6 +504,83 @@ mod tests {
             any.iter().any(|p| p.contains('о') || p.contains('и')),
             "{any:?}"
         );
+    }
+
+    /// `non-latin` adds only pieces holding a non-Latin letter, learnt from the sentences
+    /// that hold one: Latin words the sample repeats as often as the Cyrillic ones
+    /// tokenise exactly as before, while the Cyrillic words, which the old vocabulary spelled
+    /// letter by letter, become pieces. `any` on the same sample adds Latin pieces too, so
+    /// the selection is what keeps them out.
+    #[test]
+    fn non_latin_pieces_leave_latin_text_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut old = tiny_model(&dir.path().join("old"));
+        old.with_padding(None);
+        let words = [
+            "привет",
+            "house",
+            "кошка",
+            "garden",
+            "собака",
+            "window",
+            "город",
+        ];
+        let sample: Vec<String> = (0..400)
+            .map(|i| format!("{} {}", words[i % 7], words[(i * 3 + 1) % 7]))
+            .chain(
+                (0..200).map(|i| format!("{} {}", words[(i * 2 + 1) % 7], words[(i * 4 + 3) % 7])),
+            )
+            .collect();
+        let sample: Vec<&str> = sample.iter().map(String::as_str).collect();
+        let ids = |t: &Tokenizer, s: &str| t.encode(s, false).unwrap().get_ids().to_vec();
+        let added_by = |selection| {
+            let out = dir.path().join(format!("{selection:?}"));
+            let r =
+                extend_vocabulary(&dir.path().join("old"), &sample, 40, selection, &out).unwrap();
+            let mut new = Tokenizer::from_file(out.join("tokenizer.json")).unwrap();
+            new.with_padding(None);
+            let added: Vec<String> = (r.old_vocab_size..r.new_vocab_size)
+                .map(|id| new.id_to_token(id as u32).unwrap())
+                .collect();
+            (new, added)
+        };
+        let (new, added) = added_by(PieceSelection::NonLatin);
+        assert!(!added.is_empty());
+        for piece in &added {
+            let text = piece.strip_prefix("##").unwrap_or(piece);
+            assert!(text.chars().any(|c| ('а'..='я').contains(&c)), "{piece}");
+        }
+        for sentence in ["house garden window", "the cat", "windows 2024"] {
+            assert_eq!(ids(&new, sentence), ids(&old, sentence), "{sentence}");
+        }
+        let cyrillic = "привет собака город";
+        assert!(
+            ids(&new, cyrillic).len() < ids(&old, cyrillic).len() / 2,
+            "{:?} vs {:?}",
+            ids(&new, cyrillic),
+            ids(&old, cyrillic)
+        );
+        let (_, any) = added_by(PieceSelection::Any);
+        assert!(
+            any.iter()
+                .any(|p| p.chars().any(|c| c.is_ascii_lowercase())),
+            "{any:?}"
+        );
+    }
+
+    #[test]
+    fn latin_letters_are_told_from_other_scripts() {
+        for c in ['a', 'Z', 'é', 'ß', 'ł', 'ə', 'ṇ', 'ｆ', 'ʼ', 'ˈ', 'ⁿ'] {
+            assert!(is_latin_letter(c), "{c}");
+        }
+        for c in [
+            'д', 'ж', 'ب', 'λ', 'א', 'ᄀ', '中', '7', '-', '×', '\u{301}',
+        ] {
+            assert!(!is_latin_letter(c), "{c}");
+        }
+        assert!(has_non_latin_letter("##ов"));
+        assert!(has_non_latin_letter("x中"));
+        assert!(!has_non_latin_letter("café-2024"));
     }
 
     /// Counter-examples to "spelled with [UNK] means unreadable": with `##a` and `##b` but

@@ -54,8 +54,10 @@ pub struct VocabularyExtension {
     /// Temperature exponent of the sample (XLM-R's 0.3).
     #[serde(default = "VocabularyExtension::default_alpha")]
     pub alpha: f64,
-    /// Which learnt pieces are added: `any` (default), or `unreadable`, only pieces the
-    /// old vocabulary spells with [UNK], so text it could read tokenises as before.
+    /// Which learnt pieces are added: `any` (default); `unreadable`, only pieces the
+    /// old vocabulary spells with [UNK], so text it could read tokenises as before; or
+    /// `non-latin`, only pieces holding a non-Latin letter, so Latin-script text tokenises
+    /// as before and scripts read letter by letter get word pieces.
     #[serde(default)]
     pub pieces_from: crate::tokenizer::extend::PieceSelection,
     /// Train only the added rows of the word-embedding matrix and keep every other weight
